@@ -1,0 +1,228 @@
+"""Campaigns, topics, propositions and the content of HITs (batches of tasks)."""
+
+import uuid
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+
+DEFAULT_QUESTION = (
+    "Imagine you want to learn something about {topic}. "
+    "How useful would the following statements be for you?"
+)
+DEFAULT_OBVIOUS_TRAPS = [
+    "This sentence is not important",
+    "Please rate this statement as not important at all",
+]
+
+
+def default_obvious_traps():
+    return list(DEFAULT_OBVIOUS_TRAPS)
+
+
+class Campaign(models.Model):
+    """One annotation campaign: its topics share rewards, policies and a budget cap."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        ACTIVE = "active", "Active"
+        PAUSED = "paused", "Paused"
+        FINISHED = "finished", "Finished"
+
+    class Environment(models.TextChoices):
+        LOCAL = "local", "Local endpoint"
+        SANDBOX = "sandbox", "MTurk sandbox"
+        PRODUCTION = "production", "MTurk production"
+
+    class Channel(models.TextChoices):
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        PROLIFIC = "prolific", "Prolific"
+        LINKS = "links", "Participant links"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="campaigns"
+    )
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    question_template = models.TextField(default=DEFAULT_QUESTION, help_text="{topic} is replaced by the topic description.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    # HIT shape and rewards (the paper's defaults).
+    likert_group_size = models.PositiveSmallIntegerField(default=5)
+    comparison_group_size = models.PositiveSmallIntegerField(default=5)
+    assignments_per_hit = models.PositiveSmallIntegerField(default=5)
+    likert_reward = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0.06"))
+    comparison_reward = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("0.05"))
+
+    # Ranking loop.
+    top_k = models.PositiveIntegerField(default=100)
+    pair_budget_fraction = models.FloatField(default=0.10, help_text="Share of all pairs among the top-k to compare.")
+    batch_pairs = models.PositiveIntegerField(default=100, help_text="Pairs per comparison batch.")
+    stop_spearman = models.FloatField(default=0.99, help_text="Stop when Spearman with the previous refit stays above this.")
+    stop_stable_refits = models.PositiveSmallIntegerField(default=2)
+
+    # Traps and quality control.
+    trap_rate = models.FloatField(default=0.05, help_text="Share of Likert tasks carrying one trap.")
+    obvious_traps = models.JSONField(default=default_obvious_traps, blank=True)
+    qc_max_label_share = models.FloatField(default=0.05)
+    qc_min_items = models.PositiveIntegerField(default=5)
+    qc_block_excluded = models.BooleanField(default=False)
+    qc_reject_failed_traps = models.BooleanField(default=False)
+
+    # Marketplace.
+    channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.MTURK)
+    mturk_environment = models.CharField(max_length=16, choices=Environment.choices, default=Environment.LOCAL)
+    production_enabled = models.BooleanField(default=False, help_text="The campaign's own switch for real money.")
+    budget_cap = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("100.00"))
+    require_us_locale = models.BooleanField(default=True)
+    min_approval_percent = models.PositiveSmallIntegerField(default=95)
+    hit_title = models.CharField(max_length=128, default="Rate how important short statements are for a topic")
+    hit_keywords = models.CharField(max_length=200, default="importance, rating, text, summarization")
+    hit_lifetime_seconds = models.PositiveIntegerField(default=7 * 24 * 3600)
+    assignment_duration_seconds = models.PositiveIntegerField(default=30 * 60)
+    auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
+    tasks_per_session = models.PositiveSmallIntegerField(default=10, help_text="Sessions (Prolific, links): tasks per participant visit.")
+    channel_settings = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+    def question_for(self, topic) -> str:
+        return self.question_template.replace("{topic}", topic.description or topic.key)
+
+
+class Topic(models.Model):
+    """A document cluster's propositions; the unit the ranking pipeline advances."""
+
+    class State(models.TextChoices):
+        IMPORTING = "importing", "Importing"
+        LIKERT = "likert", "Likert round"
+        COMPARISONS = "comparisons", "Comparison rounds"
+        DONE = "done", "Done"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
+    key = models.CharField(max_length=100)
+    description = models.TextField(blank=True, help_text="What workers see, e.g. 'students loans without credit history'.")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.IMPORTING)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "key"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "key"], name="topic_unique_key")]
+
+    def __str__(self):
+        return f"{self.campaign.slug}/{self.key}"
+
+
+class Proposition(models.Model):
+    """A subject – relation – object tuple from Open IE, or a trap shown among them."""
+
+    class TrapKind(models.TextChoices):
+        NONE = "none", "Not a trap"
+        OBVIOUS = "obvious", "Obvious trap"
+        SUBTLE = "subtle", "Subtle trap"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="propositions")
+    subject = models.TextField()
+    relation = models.TextField(blank=True)
+    object = models.TextField(blank=True)
+    normalized = models.TextField(help_text="Lower-cased, white-space-folded text; unique per topic.")
+    confidence = models.FloatField(null=True, blank=True)
+    source = models.TextField(blank=True, help_text="Source document or sentence.")
+    external_id = models.CharField(max_length=200, blank=True)
+    trap_kind = models.CharField(max_length=8, choices=TrapKind.choices, default=TrapKind.NONE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "id"]
+        constraints = [models.UniqueConstraint(fields=["topic", "normalized"], name="proposition_unique_text")]
+        indexes = [models.Index(fields=["topic", "trap_kind"])]
+
+    def __str__(self):
+        return self.text
+
+    @property
+    def text(self) -> str:
+        return " – ".join(part for part in (self.subject, self.relation, self.object) if part)
+
+
+class Batch(models.Model):
+    """A set of tasks of one kind published together; comparison batches are numbered."""
+
+    class Kind(models.TextChoices):
+        LIKERT = "likert", "Likert"
+        COMPARISON = "comparison", "Comparison"
+
+    class Status(models.TextChoices):
+        CREATED = "created", "Created"
+        PUBLISHED = "published", "Published"
+        COMPLETE = "complete", "Complete"
+        EXPIRED = "expired", "Expired"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="batches")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    number = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CREATED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["topic", "kind", "number"]
+        constraints = [models.UniqueConstraint(fields=["topic", "kind", "number"], name="batch_unique_number")]
+
+    def __str__(self):
+        return f"{self.topic} {self.kind} #{self.number}"
+
+
+class Task(models.Model):
+    """One HIT's content: an ordered list of propositions to rate or to order."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="tasks")
+    kind = models.CharField(max_length=16, choices=Batch.Kind.choices)
+    position = models.PositiveIntegerField(default=0)
+    assignments_needed = models.PositiveSmallIntegerField(default=5)
+    propositions = models.ManyToManyField(Proposition, through="TaskItem", related_name="tasks")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["batch", "position"]
+
+    def __str__(self):
+        return f"{self.kind} task {self.uuid}"
+
+    def ordered_propositions(self) -> list[Proposition]:
+        return [item.proposition for item in self.items.select_related("proposition").order_by("position")]
+
+
+class TaskItem(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="items")
+    proposition = models.ForeignKey(Proposition, on_delete=models.CASCADE, related_name="task_items")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["task", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "position"], name="taskitem_unique_position"),
+            models.UniqueConstraint(fields=["task", "proposition"], name="taskitem_unique_proposition"),
+        ]
+
+
+class ImportRecord(models.Model):
+    """What one import did: kept for the campaign's history and the dashboard."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="imports")
+    filename = models.CharField(max_length=255)
+    format = models.CharField(max_length=16)
+    summary = models.JSONField(default=dict)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,179 @@
+"""Salience settings. Every value comes from the environment with a safe development default.
+
+`SALIENCE_ENV=production` switches to production rules: no debug, a real SECRET_KEY,
+DATABASE_URL and MTURK_ENVIRONMENT must be given explicitly, and the local MTurk endpoint
+is not mounted.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = environ.Env()
+
+# --- Mode -------------------------------------------------------------------------------
+SALIENCE_ENV = env.str("SALIENCE_ENV", default="development")
+if SALIENCE_ENV not in ("development", "production"):
+    raise ImproperlyConfigured("SALIENCE_ENV must be 'development' or 'production'.")
+PRODUCTION = SALIENCE_ENV == "production"
+DEBUG = env.bool("DEBUG", default=not PRODUCTION)
+
+_DEV_SECRET = "dev-only-insecure-secret-key-change-me"
+SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET)
+if PRODUCTION:
+    missing = [name for name in ("SECRET_KEY", "DATABASE_URL", "MTURK_ENVIRONMENT") if name not in env]
+    if missing:
+        raise ImproperlyConfigured(f"Production needs these environment variables: {', '.join(missing)}.")
+    if SECRET_KEY == _DEV_SECRET or len(SECRET_KEY) < 40:
+        raise ImproperlyConfigured("Production needs a real SECRET_KEY (at least 40 random characters).")
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["*"])
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- Applications -----------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "annotation",
+    "crowd",
+    "crowd.localturk",
+    "ranking",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: SQLite file by default, PostgreSQL through DATABASE_URL -------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'salience.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    (BASE_DIR / "var").mkdir(exist_ok=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth -------------------------------------------------------------------------------
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+# --- Internationalisation and time ------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files (WhiteNoise) ----------------------------------------------------------
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- Celery: eager when no broker is configured, Redis otherwise ------------------------
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+SYNC_INTERVAL_SECONDS = env.int("SYNC_INTERVAL_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE = {
+    "sync-assignments": {"task": "crowd.tasks.sync_open_hits", "schedule": SYNC_INTERVAL_SECONDS},
+}
+
+# --- MTurk ------------------------------------------------------------------------------
+MTURK_ENVIRONMENT = env.str("MTURK_ENVIRONMENT", default="local" if not PRODUCTION else "sandbox")
+if MTURK_ENVIRONMENT not in ("local", "sandbox", "production"):
+    raise ImproperlyConfigured("MTURK_ENVIRONMENT must be local, sandbox or production.")
+# Where the local endpoint answers; in development it is this very server.
+MTURK_LOCAL_ENDPOINT_URL = env.str("MTURK_LOCAL_ENDPOINT_URL", default=f"{SITE_URL}/localturk/")
+LOCALTURK_ENABLED = not PRODUCTION and env.bool("LOCALTURK_ENABLED", default=True)
+HIT_FRAME_ANCESTORS = env.list(
+    "HIT_FRAME_ANCESTORS",
+    default=["'self'", "https://workersandbox.mturk.com", "https://worker.mturk.com"],
+)
+
+# --- Import limits ----------------------------------------------------------------------
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=5 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- REST API ---------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Salience API",
+    "DESCRIPTION": "Low-context importance annotation campaigns.",
+    "VERSION": "0.1.0",
+}
+
+# --- Security ---------------------------------------------------------------------------
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
+# --- Logging ----------------------------------------------------------------------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

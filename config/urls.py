@@ -1,0 +1,12 @@
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/", include("config.api_urls")),
+]
+
+if settings.LOCALTURK_ENABLED:
+    urlpatterns.append(path("localturk/", include("crowd.localturk.urls")))

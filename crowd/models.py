@@ -1,0 +1,218 @@
+"""Workers, HITs, assignments, the labels they produce, and the money they cost."""
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models import Batch, Campaign, Proposition, Task
+
+
+class Worker(models.Model):
+    """A crowdworker on one channel (an MTurk WorkerId, a Prolific participant, a link)."""
+
+    channel = models.CharField(max_length=16, choices=Campaign.Channel.choices, default=Campaign.Channel.MTURK)
+    external_id = models.CharField(max_length=64)
+    blocked = models.BooleanField(default=False)
+    block_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["external_id"]
+        constraints = [models.UniqueConstraint(fields=["channel", "external_id"], name="worker_unique_external_id")]
+
+    def __str__(self):
+        return self.external_id
+
+
+class WorkerQuality(models.Model):
+    """Quality-control figures and the exclusion decision for one worker in one campaign."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Included"
+        EXCLUDED = "excluded", "Excluded"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="worker_qualities")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualities")
+    labels = models.PositiveIntegerField(default=0)
+    items = models.PositiveIntegerField(default=0)
+    loo_r = models.FloatField(null=True, blank=True)
+    traps_seen = models.PositiveIntegerField(default=0)
+    traps_failed = models.PositiveIntegerField(default=0)
+    votes = models.PositiveIntegerField(default=0)
+    comparison_agreement = models.FloatField(null=True, blank=True)
+    untouched_orderings = models.PositiveIntegerField(default=0)
+    computed_status = models.CharField(max_length=16, choices=Status.choices, default=Status.OK)
+    override_status = models.CharField(max_length=16, choices=Status.choices, blank=True)
+    override_reason = models.TextField(blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "worker"], name="workerquality_unique")]
+
+    @property
+    def status(self) -> str:
+        return self.override_status or self.computed_status
+
+    @property
+    def excluded(self) -> bool:
+        return self.status == self.Status.EXCLUDED
+
+
+class WorkerDecision(models.Model):
+    """An audit trail: every change of a worker's status, automatic or by an admin."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="worker_decisions")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="decisions")
+    action = models.CharField(max_length=32)
+    reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class HITType(models.Model):
+    """A HIT type created at the marketplace, reused for every HIT with the same settings."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hit_types")
+    kind = models.CharField(max_length=16, choices=Batch.Kind.choices)
+    environment = models.CharField(max_length=16, choices=Campaign.Environment.choices)
+    fingerprint = models.CharField(max_length=64, help_text="Hash of the parameters the type was created with.")
+    hit_type_id = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "environment", "fingerprint"], name="hittype_unique_fingerprint")
+        ]
+
+
+class HIT(models.Model):
+    """A task published at a marketplace (one per task)."""
+
+    class Status(models.TextChoices):
+        ASSIGNABLE = "Assignable", "Assignable"
+        UNASSIGNABLE = "Unassignable", "Unassignable"
+        REVIEWABLE = "Reviewable", "Reviewable"
+        REVIEWING = "Reviewing", "Reviewing"
+        DISPOSED = "Disposed", "Disposed"
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="hit")
+    environment = models.CharField(max_length=16, choices=Campaign.Environment.choices)
+    hit_id = models.CharField(max_length=64)
+    hit_type_id = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ASSIGNABLE)
+    max_assignments = models.PositiveSmallIntegerField()
+    reward = models.DecimalField(max_digits=6, decimal_places=2)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    complete = models.BooleanField(default=False, help_text="Every assignment collected and reviewed.")
+    deleted = models.BooleanField(default=False)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["environment", "hit_id"], name="hit_unique_id")]
+        indexes = [models.Index(fields=["complete"])]
+
+    def __str__(self):
+        return self.hit_id
+
+
+class Assignment(models.Model):
+    """One worker's answer to one task: stored by our page first, then reconciled with MTurk."""
+
+    class Status(models.TextChoices):
+        SUBMITTED = "Submitted", "Submitted"
+        APPROVED = "Approved", "Approved"
+        REJECTED = "Rejected", "Rejected"
+
+    class Verification(models.TextChoices):
+        PENDING = "pending", "Awaiting the marketplace"
+        VERIFIED = "verified", "Confirmed by the marketplace"
+        RECOVERED = "recovered", "Recovered from the marketplace's copy"
+        UNVERIFIED = "unverified", "Not known to the marketplace: never counted"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
+    hit = models.ForeignKey(HIT, null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
+    assignment_id = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SUBMITTED)
+    verification = models.CharField(max_length=16, choices=Verification.choices, default=Verification.PENDING)
+    answer = models.JSONField(default=dict)
+    untouched = models.BooleanField(default=False, help_text="A comparison submitted in the order it was shown.")
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField()
+    time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reject_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["submitted_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment_id", "worker"], name="assignment_unique_worker")
+        ]
+        indexes = [models.Index(fields=["task", "verification"])]
+
+    def __str__(self):
+        return f"{self.assignment_id} by {self.worker}"
+
+    @property
+    def counted(self) -> bool:
+        return self.verification != self.Verification.UNVERIFIED and self.status != self.Status.REJECTED
+
+
+class LikertLabel(models.Model):
+    """One 1..5 rating of one proposition (5 = extremely important)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="likert_labels")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="likert_labels")
+    proposition = models.ForeignKey(Proposition, on_delete=models.CASCADE, related_name="likert_labels")
+    score = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "proposition"], name="likert_unique_item"),
+            models.CheckConstraint(condition=models.Q(score__gte=1, score__lte=5), name="likert_score_range"),
+        ]
+
+
+class Comparison(models.Model):
+    """One pairwise vote derived from an ordering: `winner` was placed above `loser`."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="comparisons")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="comparisons")
+    winner = models.ForeignKey(Proposition, on_delete=models.CASCADE, related_name="wins")
+    loser = models.ForeignKey(Proposition, on_delete=models.CASCADE, related_name="losses")
+
+    class Meta:
+        ordering = ["assignment_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "winner", "loser"], name="comparison_unique_pair")]
+
+
+class LedgerEntry(models.Model):
+    """Money: committed when a HIT is published, spent when an assignment or bonus is paid."""
+
+    class Kind(models.TextChoices):
+        COMMITTED = "committed", "Committed"
+        RELEASED = "released", "Released (expired, unspent)"
+        SPENT = "spent", "Spent"
+        BONUS = "bonus", "Bonus"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ledger")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    reference = models.CharField(max_length=128, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Bonus(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="bonuses")
+    amount = models.DecimalField(max_digits=6, decimal_places=2)
+    reason = models.TextField()
+    token = models.CharField(max_length=64, unique=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -1,0 +1,39 @@
+"""Scores per proposition and one snapshot per TrueSkill refit."""
+
+from django.db import models
+
+from annotation.models import Proposition, Topic
+
+
+class PropositionScore(models.Model):
+    """The current estimates for one proposition: Likert mean, TrueSkill μ and σ, rank."""
+
+    proposition = models.OneToOneField(Proposition, on_delete=models.CASCADE, related_name="score")
+    likert_mean = models.FloatField(null=True, blank=True)
+    likert_n = models.PositiveIntegerField(default=0)
+    in_comparisons = models.BooleanField(default=False)
+    mu = models.FloatField(null=True, blank=True)
+    sigma = models.FloatField(null=True, blank=True)
+    comparisons = models.PositiveIntegerField(default=0)
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["rank"]
+
+
+class RankingSnapshot(models.Model):
+    """One refit of a topic: what it used and how much the ranking moved."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="snapshots")
+    number = models.PositiveIntegerField()
+    comparisons_used = models.PositiveIntegerField()
+    spearman_previous = models.FloatField(null=True, blank=True)
+    entered_top = models.PositiveIntegerField(default=0)
+    left_top = models.PositiveIntegerField(default=0)
+    ranking = models.JSONField(default=list, help_text="[[proposition id, mu, sigma], ...] best first.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "number"]
+        constraints = [models.UniqueConstraint(fields=["topic", "number"], name="snapshot_unique_number")]
