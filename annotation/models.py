@@ -6,6 +6,8 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 
+from annotation.text import proposition_text
+
 DEFAULT_QUESTION = (
     "Imagine you want to learn something about {topic}. "
     "How useful would the following statements be for you?"
@@ -148,7 +150,7 @@ class Proposition(models.Model):
 
     @property
     def text(self) -> str:
-        return " – ".join(part for part in (self.subject, self.relation, self.object) if part)
+        return proposition_text(self.subject, self.relation, self.object)
 
 
 class Batch(models.Model):

@@ -1,0 +1,125 @@
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from annotation.formats import FORMATS
+from annotation.importers import ImportFailed, propositions_import
+from annotation.models import Batch, Campaign, ImportRecord, Proposition, Task, TaskItem, Topic
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="TSV, CSV or JSON Lines with topic, subject, relation, object; or Open IE output.")
+    topics = forms.FileField(required=False, help_text="Optional TSV/CSV with key and description.")
+    format = forms.ChoiceField(choices=[(name, name) for name in ("auto", *FORMATS)], initial="auto")
+    min_confidence = forms.FloatField(initial=0.5, min_value=0.0, max_value=1.0)
+    topic = forms.CharField(required=False, help_text="Topic key for Open IE files (default: the file name).")
+
+
+class TopicInline(admin.TabularInline):
+    model = Topic
+    fields = ("key", "description", "state")
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "status", "channel", "mturk_environment", "budget_cap", "created_at")
+    list_filter = ("status", "channel", "mturk_environment")
+    search_fields = ("name", "slug", "description")
+    prepopulated_fields = {"slug": ("name",)}
+    inlines = [TopicInline]
+    change_form_template = "admin/annotation/campaign/change_form.html"
+
+    def get_urls(self):
+        own = [
+            path(
+                "<int:campaign_id>/import/",
+                self.admin_site.admin_view(self.import_view),
+                name="annotation_campaign_import",
+            )
+        ]
+        return own + super().get_urls()
+
+    def import_view(self, request, campaign_id):
+        """Upload a proposition file; problems are shown on the form, nothing is imported."""
+        campaign = get_object_or_404(Campaign, pk=campaign_id)
+        if not self.has_change_permission(request, campaign):
+            return redirect("admin:index")
+        problems, summary = [], None
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                summary = propositions_import(
+                    campaign=campaign,
+                    source=data["file"],
+                    filename=data["file"].name,
+                    format=data["format"],
+                    min_confidence=data["min_confidence"],
+                    topics_source=data["topics"],
+                    topics_filename=data["topics"].name if data["topics"] else "topics",
+                    topic_key=data["topic"] or None,
+                    user=request.user,
+                )
+            except ImportFailed as failure:
+                problems = [failure.message, *failure.details]
+            else:
+                messages.success(request, f"Imported {summary.kept} propositions from {summary.filename}.")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "campaign": campaign,
+            "form": form,
+            "problems": problems,
+            "summary": summary,
+            "title": f"Import propositions into {campaign.name}",
+            "change_url": reverse("admin:annotation_campaign_change", args=[campaign.pk]),
+        }
+        return TemplateResponse(request, "admin/annotation/campaign/import.html", context)
+
+
+@admin.register(Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ("key", "campaign", "state", "description")
+    list_filter = ("state", "campaign")
+    search_fields = ("key", "description")
+
+
+@admin.register(Proposition)
+class PropositionAdmin(admin.ModelAdmin):
+    list_display = ("id", "subject", "relation", "object", "topic", "confidence", "trap_kind")
+    list_filter = ("trap_kind", "topic__campaign")
+    search_fields = ("subject", "relation", "object", "external_id")
+    list_select_related = ("topic",)
+    raw_id_fields = ("topic",)
+
+
+class TaskItemInline(admin.TabularInline):
+    model = TaskItem
+    raw_id_fields = ("proposition",)
+    extra = 0
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ("topic", "kind", "number", "status", "created_at", "published_at")
+    list_filter = ("kind", "status")
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ("uuid", "kind", "batch", "position", "assignments_needed")
+    list_filter = ("kind",)
+    search_fields = ("uuid",)
+    inlines = [TaskItemInline]
+    raw_id_fields = ("batch",)
+
+
+@admin.register(ImportRecord)
+class ImportRecordAdmin(admin.ModelAdmin):
+    list_display = ("filename", "campaign", "format", "created_by", "created_at")
+    list_filter = ("format",)
+    readonly_fields = ("campaign", "filename", "format", "summary", "created_by", "created_at")

@@ -1,0 +1,269 @@
+"""Readers for proposition files: TSV, CSV, JSON Lines and Open IE 4/5 output.
+
+Each reader takes decoded physical lines and yields `Row`s or `Problem`s, both carrying the
+physical line number (the header is line 1). Readers never touch the database.
+
+Open IE (University of Washington / IIT Delhi, versions 4 and 5) writes one of two layouts:
+
+* column (``--format column``): one extraction per line, tab-separated —
+  ``confidence, context, arg1, relation, arg2s (joined by "; "), sentence`` where each part
+  prints as ``SimpleArgument(text,List([start, end)))``, ``Relation(text,List(...))``,
+  ``SpatialArgument(...)``/``TemporalArgument(...)`` and the context as ``Context(...)`` or
+  an empty field;
+* simple (the default): the sentence on a line, then one line per extraction such as
+  ``0.93 (Barack Obama; gave; his speech; T:on Tuesday)``, optionally prefixed by
+  ``Context(...):``, then an empty line.
+
+An n-ary extraction becomes subject = arg1, relation = rel, object = the arg2s joined by a
+space (the ``L:``/``T:`` markers of spatial and temporal arguments dropped).
+"""
+
+import csv
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+REQUIRED_COLUMNS = ("topic", "subject", "relation", "object")
+OPTIONAL_COLUMNS = ("confidence", "source", "id")
+FORMATS = ("tsv", "csv", "jsonl", "openie")
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    topic: str
+    subject: str
+    relation: str
+    object: str
+    confidence: float | None
+    source: str
+    external_id: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int | None
+    message: str
+    field: str = ""
+
+    def describe(self, filename: str) -> str:
+        where = f"{filename}:{self.line}" if self.line else filename
+        field = f" [{self.field}]" if self.field else ""
+        return f"{where}{field}: {self.message}"
+
+
+class FormatError(Exception):
+    """The file as a whole cannot be read in the asked format."""
+
+
+def detect_format(filename: str, first_line: str) -> str:
+    """The format from the file name's extension, else from the first non-empty line."""
+    lowered = filename.lower()
+    for extension, name in ((".tsv", "tsv"), (".tab", "tsv"), (".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "jsonl")):
+        if lowered.endswith(extension):
+            return name
+    stripped = first_line.strip()
+    if stripped.startswith("{"):
+        return "jsonl"
+    if _OPENIE_COLUMN.match(first_line):
+        return "openie"
+    header = stripped.lower()
+    if "\t" in header and "topic" in header:
+        return "tsv"
+    if "," in header and "topic" in header:
+        return "csv"
+    if lowered.endswith((".txt", ".openie", ".oie")):
+        return "openie"
+    raise FormatError(
+        "cannot tell the format: name the file .tsv, .csv or .jsonl, or pass --format tsv|csv|jsonl|openie"
+    )
+
+
+def parse_confidence(value, line: int) -> tuple[float | None, Problem | None]:
+    """A confidence is optional; when present it must be a number between 0 and 1."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    if isinstance(value, bool):
+        return None, Problem(line, f"expected a number between 0 and 1, got {value!r}", "confidence")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None, Problem(line, f"expected a number between 0 and 1, got {str(value)[:40]!r}", "confidence")
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        return None, Problem(line, f"expected a number between 0 and 1, got {value}", "confidence")
+    return number, None
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _row_from_mapping(record: dict, line: int) -> Row | list[Problem]:
+    problems = []
+    for column in REQUIRED_COLUMNS:
+        if not _text(record.get(column)):
+            problems.append(Problem(line, "required field is empty", column))
+    confidence, problem = parse_confidence(record.get("confidence"), line)
+    if problem:
+        problems.append(problem)
+    if problems:
+        return problems
+    return Row(
+        line=line,
+        topic=_text(record["topic"]),
+        subject=_text(record["subject"]),
+        relation=_text(record["relation"]),
+        object=_text(record["object"]),
+        confidence=confidence,
+        source=_text(record.get("source")),
+        external_id=_text(record.get("id")),
+    )
+
+
+def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem]:
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        yield Problem(None, "the file is empty; expected a header row with topic, subject, relation, object")
+        return
+    except csv.Error as error:
+        yield Problem(1, f"unreadable header: {error}")
+        return
+    columns = [name.strip().lower().lstrip("\ufeff") for name in header]
+    missing = [name for name in REQUIRED_COLUMNS if name not in columns]
+    if missing:
+        separator = "tab" if delimiter == "\t" else "comma"
+        yield Problem(
+            1,
+            f"missing required column(s): {', '.join(missing)}; the header must name "
+            f"{', '.join(REQUIRED_COLUMNS)} (optional: {', '.join(OPTIONAL_COLUMNS)}), {separator}-separated",
+            "header",
+        )
+        return
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield Problem(reader.line_num, f"unreadable row: {error}")
+            continue
+        line = reader.line_num
+        if not any(value.strip() for value in values):
+            continue
+        if len(values) > len(columns):
+            yield Problem(line, f"expected {len(columns)} fields as in the header, found {len(values)}")
+            continue
+        result = _row_from_mapping(dict(zip(columns, values)), line)
+        yield from (result if isinstance(result, list) else [result])
+
+
+def read_jsonl(lines: Iterable[str]) -> Iterator[Row | Problem]:
+    for line_number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield Problem(line_number, f"invalid JSON: {error.msg} at column {error.colno}")
+            continue
+        if not isinstance(record, dict):
+            yield Problem(line_number, f"expected a JSON object with {', '.join(REQUIRED_COLUMNS)}")
+            continue
+        result = _row_from_mapping({key.lower(): value for key, value in record.items()}, line_number)
+        yield from (result if isinstance(result, list) else [result])
+
+
+_OPENIE_COLUMN = re.compile(r"^\s*(\d+(?:\.\d+)?(?:[eE]-?\d+)?)\t")
+_OPENIE_SIMPLE = re.compile(r"^(\d\.\d+) (?:Context\(.*?\):)?\((.*)\)\s*$")
+_OPENIE_PART = re.compile(r"^(?:Simple|Spatial|Temporal)?(?:Argument|Relation|Context)\((.*),List\(.*\)\)$", re.S)
+_OPENIE_ARG_SPLIT = re.compile(r"(?<=\)\)); (?=(?:Simple|Spatial|Temporal)Argument\()")
+_MARKER = re.compile(r"^[LT]:")
+
+
+def _openie_part_text(part: str) -> str | None:
+    match = _OPENIE_PART.match(part.strip())
+    return match.group(1).strip() if match else None
+
+
+def read_openie(lines: Iterable[str], topic: str) -> Iterator[Row | Problem]:
+    """Both Open IE layouts; a file may not mix them."""
+    sentence = ""
+    for line_number, line in enumerate(lines, start=1):
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            sentence = ""
+            continue
+        if _OPENIE_COLUMN.match(text):
+            yield _openie_column_row(text, line_number, topic)
+            continue
+        simple = _OPENIE_SIMPLE.match(text)
+        if simple and sentence:
+            yield _openie_simple_row(simple, sentence, line_number, topic)
+        elif not sentence:
+            sentence = text.strip()
+        else:
+            yield Problem(line_number, "expected an extraction such as '0.93 (arg1; relation; arg2)' after the sentence")
+
+
+def _openie_column_row(text: str, line: int, topic: str) -> Row | Problem:
+    fields = text.split("\t")
+    if len(fields) < 6:
+        return Problem(line, f"expected 6 tab-separated fields (confidence, context, arg1, relation, arg2s, sentence), found {len(fields)}")
+    confidence, problem = parse_confidence(fields[0], line)
+    if problem:
+        return problem
+    subject = _openie_part_text(fields[2])
+    relation = _openie_part_text(fields[3])
+    if subject is None:
+        return Problem(line, "expected an argument such as 'SimpleArgument(text,List([0, 4)))'", "arg1")
+    if relation is None:
+        return Problem(line, "expected a relation such as 'Relation(text,List([5, 9)))'", "relation")
+    arguments = [_openie_part_text(part) for part in _OPENIE_ARG_SPLIT.split(fields[4])] if fields[4].strip() else []
+    if any(argument is None for argument in arguments):
+        return Problem(line, "expected arguments such as 'SimpleArgument(text,List([0, 4)))' joined by '; '", "arg2s")
+    return _openie_row(line, topic, subject, relation, arguments, confidence, "\t".join(fields[5:]).strip())
+
+
+def _openie_simple_row(match: re.Match, sentence: str, line: int, topic: str) -> Row | Problem:
+    confidence, problem = parse_confidence(match.group(1), line)
+    if problem:
+        return problem
+    parts = [part.strip() for part in match.group(2).split("; ")]
+    if len(parts) < 2:
+        return Problem(line, "expected at least an argument and a relation: '(arg1; relation; arg2)'")
+    return _openie_row(line, topic, parts[0], parts[1], parts[2:], confidence, sentence)
+
+
+def _openie_row(line, topic, subject, relation, arguments, confidence, sentence) -> Row | Problem:
+    obj = " ".join(_MARKER.sub("", argument) for argument in arguments if argument)
+    if not subject or not relation:
+        return Problem(line, "the extraction has an empty argument or relation")
+    return Row(line, topic, subject, relation, obj, confidence, sentence, "")
+
+
+def read_topics(lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, str, str] | Problem]:
+    """A topics file: header with key and description; yields (line, key, description)."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        header = [name.strip().lower().lstrip("\ufeff") for name in next(reader)]
+    except StopIteration:
+        yield Problem(None, "the topics file is empty; expected a header row with key, description")
+        return
+    if "key" not in header or "description" not in header:
+        yield Problem(1, "the header must name the columns key and description", "header")
+        return
+    key_at, description_at = header.index("key"), header.index("description")
+    for values in reader:
+        if not any(value.strip() for value in values):
+            continue
+        line = reader.line_num
+        padded = values + [""] * (len(header) - len(values))
+        key, description = padded[key_at].strip(), padded[description_at].strip()
+        if not key:
+            yield Problem(line, "required field is empty", "key")
+            continue
+        yield line, key, description
