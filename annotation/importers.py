@@ -319,13 +319,16 @@ ROWS_PER_STATEMENT = 500
 
 
 def _flush(chunk: list[tuple]) -> None:
-    """Multi-row INSERT statements: the bulk path skips model instances (which would triple
-    the time) and row-by-row round trips (which dominate on PostgreSQL)."""
+    """Insert rows without model instances (which would triple the time). SQLite is fastest
+    with executemany; PostgreSQL with multi-row statements, which save a round trip a row."""
     table = Proposition._meta.db_table
     quote = connection.ops.quote_name
     row_placeholder = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
     prefix = f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in _COLUMNS)}) VALUES "
     with connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            cursor.executemany(prefix + row_placeholder, chunk)
+            return
         for start in range(0, len(chunk), ROWS_PER_STATEMENT):
             rows = chunk[start:start + ROWS_PER_STATEMENT]
             cursor.execute(prefix + ", ".join([row_placeholder] * len(rows)), [value for row in rows for value in row])
