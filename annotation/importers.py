@@ -82,14 +82,20 @@ def propositions_import(
     topic_key: str | None = None,
     user=None,
     progress: bool = False,
+    trap_kind: str = Proposition.TrapKind.NONE,
 ) -> ImportSummary:
     """Import one proposition file (and optionally a topics file) into `campaign`.
+
+    `trap_kind="subtle"` imports the rows as subtle traps: plausible but off-topic
+    propositions that a careful worker rates low (Falke & Gurevych 2017, §4).
 
     Raises ImportFailed, with nothing written, when either file has a problem.
     """
     filename = os.path.basename(filename) or "upload"
     head = _check_readable(source, filename)
     chosen = _choose_format(format, filename, head)
+    if trap_kind not in (Proposition.TrapKind.NONE, Proposition.TrapKind.SUBTLE):
+        raise ImportFailed(f"Unknown trap kind {trap_kind!r}: use none or subtle.", code="import_invalid_trap_kind")
     default_topic = topic_key or _topic_from_filename(filename)
     summary = ImportSummary(filename=filename, format=chosen)
     try:
@@ -102,6 +108,7 @@ def propositions_import(
                 topics=topics,
                 min_confidence=min_confidence,
                 summary=summary,
+                trap_kind=trap_kind,
             )
             if problems:
                 raise ImportFailed(_failure_message(filename, problems), details=problems)
@@ -275,7 +282,7 @@ class _TopicRegistry:
 _COLUMNS = ("topic_id", "subject", "relation", "object", "normalized", "confidence", "source", "external_id", "trap_kind", "created_at")
 
 
-def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summary: ImportSummary) -> list[str]:
+def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summary: ImportSummary, trap_kind: str) -> list[str]:
     """Insert kept rows in chunks; once a problem is seen, only collect further problems."""
     problems: list[str] = []
     chunk: list[tuple] = []
@@ -303,7 +310,7 @@ def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summ
         counts.kept += 1
         chunk.append(
             (topic.pk, item.subject, item.relation, item.object, text, item.confidence, item.source,
-             item.external_id[:200], Proposition.TrapKind.NONE, now)
+             item.external_id[:200], trap_kind, now)
         )
         if len(chunk) >= CHUNK_ROWS:
             _flush(chunk)

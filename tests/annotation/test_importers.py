@@ -221,3 +221,10 @@ def test_create_campaign_command_uses_the_papers_defaults(capsys):
     assert (campaign.likert_group_size, campaign.assignments_per_hit, campaign.top_k) == (5, 5, 100)
     assert str(campaign.likert_reward) == "0.06" and str(campaign.comparison_reward) == "0.05"
     assert campaign.pair_budget_fraction == 0.10 and campaign.batch_pairs == 100
+
+
+def test_subtle_traps_are_imported_with_their_kind(campaign):
+    text = "topic\tsubject\trelation\tobject\nloans\tthe city council\tapproved\ta parking garage\n"
+    summary = run_import(campaign, text, filename="traps.tsv", trap_kind="subtle")
+    assert summary.topics["loans"].kept == 1
+    assert Proposition.objects.get().trap_kind == Proposition.TrapKind.SUBTLE

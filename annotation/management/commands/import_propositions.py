@@ -18,8 +18,10 @@ class Command(BaseCommand):
         parser.add_argument("--topic", help="Topic key for Open IE files (default: the file name).")
         parser.add_argument("--format", default="auto", help=f"auto or one of {', '.join(FORMATS)}.")
         parser.add_argument("--min-confidence", type=float, default=0.5)
+        parser.add_argument("--trap-kind", default="none", choices=("none", "subtle"),
+                            help="'subtle' imports the rows as subtle traps (plausible but off-topic).")
 
-    def handle(self, *args, file, campaign, topics, topic, format, min_confidence, **options):
+    def handle(self, *args, file, campaign, topics, topic, format, min_confidence, trap_kind, **options):
         try:
             target = Campaign.objects.get(slug=campaign)
         except Campaign.DoesNotExist:
@@ -40,6 +42,7 @@ class Command(BaseCommand):
                     topics_filename=topics or "topics",
                     topic_key=topic,
                     progress=sys.stderr.isatty(),
+                    trap_kind=trap_kind,
                 )
         except ImportFailed as failure:
             self.stderr.write(failure.message)

@@ -1,0 +1,137 @@
+"""Exports: the ranking per topic, the raw labels behind it, and concept-map-ready triples.
+
+Ordering: propositions that went through the comparison rounds by TrueSkill μ (then σ
+ascending), followed by the rest by Likert mean. Every number can be recomputed from the
+raw labels export (Likert labels and comparison votes with worker, assignment, time and
+exclusion flag).
+"""
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from typing import TextIO
+
+from annotation.models import Proposition, Topic
+from crowd.models import Assignment, Comparison, LikertLabel, WorkerQuality
+from ranking.models import PropositionScore
+
+FORMATS = ("csv", "tsv", "jsonl")
+RANKING_COLUMNS = (
+    "topic", "rank", "id", "external_id", "subject", "relation", "object", "likert_mean", "likert_n",
+    "mu", "sigma", "conservative", "comparisons", "in_comparisons",
+)
+LIKERT_COLUMNS = ("kind", "topic", "proposition_id", "worker", "assignment", "submitted_at", "score", "excluded")
+COMPARISON_COLUMNS = ("kind", "topic", "winner_id", "loser_id", "worker", "assignment", "submitted_at", "untouched", "excluded")
+
+
+def _sort_key(score: PropositionScore | None, proposition: Proposition):
+    if score is not None and score.in_comparisons and score.mu is not None:
+        return (0, -score.mu, score.sigma or 0.0, proposition.pk)
+    likert = score.likert_mean if score is not None and score.likert_mean is not None else float("-inf")
+    return (1, -likert, 0.0, proposition.pk)
+
+
+def ranking_rows(*, topic: Topic, top: int | None = None) -> list[dict]:
+    """The ranked propositions of a topic (traps left out), best first."""
+    propositions = list(
+        Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE).select_related("score")
+    )
+    # A missing reverse one-to-one raises an AttributeError subclass, so getattr gives None.
+    scored = [(getattr(p, "score", None), p) for p in propositions]
+    scored.sort(key=lambda pair: _sort_key(*pair))
+    rows = []
+    for rank, (score, proposition) in enumerate(scored, start=1):
+        mu = score.mu if score is not None and score.in_comparisons else None
+        sigma = score.sigma if score is not None and score.in_comparisons else None
+        rows.append({
+            "topic": topic.key,
+            "rank": rank,
+            "id": proposition.pk,
+            "external_id": proposition.external_id,
+            "subject": proposition.subject,
+            "relation": proposition.relation,
+            "object": proposition.object,
+            "likert_mean": _round(score.likert_mean if score else None),
+            "likert_n": score.likert_n if score else 0,
+            "mu": _round(mu),
+            "sigma": _round(sigma),
+            "conservative": _round(mu - 3 * sigma if mu is not None and sigma is not None else None),
+            "comparisons": score.comparisons if score else 0,
+            "in_comparisons": bool(score and score.in_comparisons),
+        })
+        if top is not None and rank >= top:
+            break
+    return rows
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def excluded_workers(campaign_id: int) -> set[int]:
+    """Worker ids that quality control (or an admin override) excluded in this campaign."""
+    return {
+        quality.worker_id
+        for quality in WorkerQuality.objects.filter(campaign_id=campaign_id)
+        if quality.excluded
+    }
+
+
+def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
+    """Every Likert label and comparison vote of the topic that the marketplace confirmed."""
+    excluded = excluded_workers(topic.campaign_id)
+    counted = Assignment.objects.exclude(verification=Assignment.Verification.UNVERIFIED)
+    likert = (
+        LikertLabel.objects.filter(proposition__topic=topic, assignment__in=counted)
+        .select_related("worker", "assignment")
+        .order_by("assignment__submitted_at", "assignment_id", "id")
+    )
+    for label in likert.iterator(chunk_size=2000):
+        yield {
+            "kind": "likert", "topic": topic.key, "proposition_id": label.proposition_id,
+            "worker": label.worker.external_id, "assignment": label.assignment.assignment_id,
+            "submitted_at": label.assignment.submitted_at.isoformat(), "score": label.score,
+            "excluded": label.worker_id in excluded or label.assignment.status == Assignment.Status.REJECTED,
+        }
+    votes = (
+        Comparison.objects.filter(winner__topic=topic, assignment__in=counted)
+        .select_related("worker", "assignment")
+        .order_by("assignment__submitted_at", "assignment_id", "id")
+    )
+    for vote in votes.iterator(chunk_size=2000):
+        yield {
+            "kind": "comparison", "topic": topic.key, "winner_id": vote.winner_id, "loser_id": vote.loser_id,
+            "worker": vote.worker.external_id, "assignment": vote.assignment.assignment_id,
+            "submitted_at": vote.assignment.submitted_at.isoformat(), "untouched": vote.assignment.untouched,
+            "excluded": vote.worker_id in excluded or vote.assignment.status == Assignment.Status.REJECTED,
+        }
+
+
+def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
+    """`subject<TAB>relation<TAB>object` for the top propositions, tabs inside fields folded."""
+    def clean(text: str) -> str:
+        return " ".join(text.split())
+
+    return [
+        f"{clean(row['subject'])}\t{clean(row['relation'])}\t{clean(row['object'])}"
+        for row in ranking_rows(topic=topic, top=top)
+    ]
+
+
+def write_rows(rows: Iterable[dict], fmt: str, stream: TextIO, columns: tuple[str, ...] = RANKING_COLUMNS) -> int:
+    """Write rows as CSV, TSV (header first) or JSON Lines; returns the number written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    count = 0
+    if fmt == "jsonl":
+        for row in rows:
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+        return count
+    writer = csv.DictWriter(stream, fieldnames=columns, delimiter="\t" if fmt == "tsv" else ",",
+                            extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: "" if value is None else value for key, value in row.items()})
+        count += 1
+    return count
