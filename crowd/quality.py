@@ -1,0 +1,275 @@
+"""Worker quality control for crowdsourced importance labels (Falke & Gurevych 2017,
+"Bringing Structure into Summaries: Crowdsourcing a Benchmark Corpus of Concept Maps",
+EMNLP): leave-one-out correlation, trap propositions, comparison agreement and the
+exclusion of the worst workers. The crowd-level statistics live in `crowd.agreement` and
+are importable from here as well.
+
+Pure core: NumPy only, no Django. Labels are `(worker, item, score)` triples, votes
+`(worker, item_a, item_b, winner)`; workers and items are any hashable keys. Undefined
+per-worker figures are None (see `leave_one_out_details` for the reason); malformed input
+raises ValueError as in `crowd.agreement`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from crowd.agreement import (
+    LabelTable,
+    RunReliability,
+    StabilityPoint,
+    VoteTable,
+    bootstrap_stability,
+    grouped_pearson,
+    krippendorff_alpha,
+    label_table,
+    majority_agreement,
+    meta_worker_agreement,
+    run_reliability,
+    vote_table,
+)
+
+__all__ = [
+    "KindStats", "RunReliability", "StabilityPoint", "TrapReport", "TrapStats",
+    "WorkerCorrelation", "bootstrap_stability", "comparison_agreement", "exclusion_reasons",
+    "exclusions", "krippendorff_alpha", "leave_one_out", "leave_one_out_details",
+    "majority_agreement", "meta_worker_agreement", "run_reliability", "trap_report",
+]
+
+Label = tuple[Hashable, Hashable, float]
+Vote = tuple[Hashable, Hashable, Hashable, Hashable]
+
+
+@dataclass(frozen=True)
+class WorkerCorrelation:
+    """A worker's leave-one-out r, the number of items it rests on (items the worker
+    shares with another worker) and, when r is None, why."""
+
+    r: float | None
+    items: int
+    reason: str = ""
+
+
+def leave_one_out(labels: Iterable[Label]) -> dict[Hashable, float | None]:
+    """Per worker, Pearson r between the worker's scores and the mean of the other
+    workers' scores on the same items (Falke & Gurevych 2017). See `leave_one_out_details`
+    for the rules and for why an r is None."""
+    return {worker: detail.r for worker, detail in leave_one_out_details(labels).items()}
+
+
+def leave_one_out_details(labels: Iterable[Label]) -> dict[Hashable, WorkerCorrelation]:
+    """r_w = Pearson over items i rated by w and someone else of (s_wi, mean_{v≠w} s_vi).
+
+    A worker who rated an item more than once counts with the mean of those scores, both
+    as "own" score and inside the others' means, so every worker weighs once per item.
+    Items nobody else rated are skipped. r is None with fewer than 3 shared items, when
+    the worker's scores are constant, or when the others' means are constant."""
+    table = label_table(labels)
+    r, items, own_constant, others_constant = _leave_one_out(table)
+    details = {}
+    for code, worker in enumerate(table.workers):
+        if items[code] == 0:
+            reason = "no item shared with another worker"
+        elif items[code] < 3:
+            reason = "fewer than 3 items shared with other workers"
+        elif own_constant[code]:
+            reason = "the worker's scores are constant"
+        elif others_constant[code]:
+            reason = "the other workers' means are constant"
+        else:
+            details[worker] = WorkerCorrelation(float(r[code]), int(items[code]))
+            continue
+        details[worker] = WorkerCorrelation(None, int(items[code]), reason)
+    return details
+
+
+def _leave_one_out(table: LabelTable):
+    """(r, shared items, own constant, others constant) per worker code; r NaN if None."""
+    item_count = max(len(table.items), 1)
+    cells, label_cell = np.unique(table.worker * item_count + table.item, return_inverse=True)
+    own = np.bincount(label_cell, table.score) / np.bincount(label_cell)
+    worker, item = np.divmod(cells, item_count)
+    item_total = np.bincount(item, own, item_count)
+    raters = np.bincount(item, minlength=item_count)
+    shared = raters[item] > 1
+    worker, item, own = worker[shared], item[shared], own[shared]
+    others = (item_total[item] - own) / (raters[item] - 1)
+    return grouped_pearson(worker, own, others, len(table.workers))
+
+
+@dataclass(frozen=True)
+class TrapStats:
+    seen: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class KindStats:
+    """Mean score of the labels on one kind of trap (NaN when n = 0)."""
+
+    mean: float
+    n: int
+
+
+@dataclass(frozen=True)
+class TrapReport:
+    workers: dict[Hashable, TrapStats]
+    kinds: dict[str, KindStats]
+
+
+def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at: float = 3
+                ) -> TrapReport:
+    """Per worker: trap labels seen and failed (score ≥ `fail_at`); per trap kind
+    ("obvious", "subtle"): mean score and label count. Falke & Gurevych (2017) saw means
+    of 1.08 (obvious) and 1.14 (subtle). Every label on a trap counts, so a trap shown to a
+    worker twice is seen twice; every worker and every kind in `traps` is listed."""
+    table = label_table(labels)
+    seen, failed = _trap_counts(table, traps, fail_at)
+    kinds = list(dict.fromkeys(traps.values()))
+    kind_code = {kind: code for code, kind in enumerate(kinds)}
+    item_kind = np.array([kind_code.get(traps.get(item), -1) for item in table.items], np.intp)
+    label_kind = item_kind[table.item]
+    on_trap = label_kind >= 0
+    count = np.bincount(label_kind[on_trap], minlength=len(kinds))
+    total = np.bincount(label_kind[on_trap], table.score[on_trap], len(kinds))
+    with np.errstate(invalid="ignore"):
+        mean = total / count
+    return TrapReport(
+        workers={worker: TrapStats(int(seen[code]), int(failed[code]))
+                 for code, worker in enumerate(table.workers)},
+        kinds={kind: KindStats(float(mean[code]), int(count[code]))
+               for code, kind in enumerate(kinds)},
+    )
+
+
+def _trap_labels(table: LabelTable, traps: Mapping[Hashable, str]) -> np.ndarray:
+    is_trap = np.fromiter((item in traps for item in table.items), bool, len(table.items))
+    return is_trap[table.item]
+
+
+def _trap_counts(table: LabelTable, traps, fail_at) -> tuple[np.ndarray, np.ndarray]:
+    on_trap = _trap_labels(table, traps)
+    workers = len(table.workers)
+    seen = np.bincount(table.worker[on_trap], minlength=workers)
+    failed = np.bincount(table.worker[on_trap & (table.score >= fail_at)], minlength=workers)
+    return seen, failed
+
+
+def comparison_agreement(votes: Iterable[Vote]) -> dict[Hashable, float | None]:
+    """Per worker, the share of the worker's votes that agree with the majority of the
+    other workers' votes on the same pair. Votes on pairs where the others are tied or
+    absent don't count; None when the worker has no vote that counts."""
+    table = vote_table(votes)
+    agree, countable = _comparison_counts(table, len(table.workers))
+    return {worker: float(agree[code] / countable[code]) if countable[code] else None
+            for code, worker in enumerate(table.workers)}
+
+
+def _comparison_counts(table: VoteTable, workers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per worker code: votes agreeing with the others' majority, and votes that count."""
+    pairs = max(table.pair_count, 1)
+    first_won = table.first_won.astype(float)
+    cells, vote_cell = np.unique(table.worker * pairs + table.pair, return_inverse=True)
+    own_votes = np.bincount(vote_cell).astype(float)
+    own_first = np.bincount(vote_cell, first_won)
+    worker, pair = np.divmod(cells, pairs)
+    other_votes = np.bincount(table.pair, minlength=pairs)[pair] - own_votes
+    other_first = np.bincount(table.pair, first_won, pairs)[pair] - own_first
+    countable = (other_votes > 0) & (2 * other_first != other_votes)
+    agree = np.where(2 * other_first > other_votes, own_first, own_votes - own_first)
+    return (np.bincount(worker, np.where(countable, agree, 0), workers),
+            np.bincount(worker, np.where(countable, own_votes, 0), workers))
+
+
+def exclusions(labels: Iterable[Label], traps: Mapping[Hashable, str] | None = None,
+               votes: Iterable[Vote] = (), max_label_share: float = 0.05, min_items: int = 5,
+               *, fail_at: float = 3, max_r: float = 0.5, max_agreement: float = 0.6,
+               untouched: Mapping[Hashable, int] | None = None) -> set[Hashable]:
+    """The workers to exclude from aggregation; see `exclusion_reasons` for the rules."""
+    return set(exclusion_reasons(labels, traps, votes, max_label_share, min_items,
+                                 fail_at=fail_at, max_r=max_r, max_agreement=max_agreement,
+                                 untouched=untouched))
+
+
+def exclusion_reasons(labels: Iterable[Label], traps: Mapping[Hashable, str] | None = None,
+                      votes: Iterable[Vote] = (), max_label_share: float = 0.05,
+                      min_items: int = 5, *, fail_at: float = 3, max_r: float = 0.5,
+                      max_agreement: float = 0.6,
+                      untouched: Mapping[Hashable, int] | None = None) -> dict[Hashable, str]:
+    """Workers to exclude, each with the reason, in the order they were chosen. `traps`
+    maps trap items to their kind (None or {} when there are none).
+
+    After Falke & Gurevych (2017), who removed the worst workers, at most 5 % of labels:
+    1. Traps: a worker who saw ≥ 2 trap labels and failed (score ≥ `fail_at`) at least half
+       of them. Traps are evidence, so this step has no cap.
+    2. Likert: leave-one-out r on the non-trap labels of the workers still in. Judged are
+       workers with r defined, ≥ `min_items` shared items and r < `max_r` (a floor, so good
+       workers are never excluded to fill a quota). Worst first, each is added while the
+       labels (traps included) of all excluded workers — step 1's too — stay ≤
+       `max_label_share` of all labels; it stops at the first worker that would exceed
+       the cap rather than skipping to a smaller one, so the worst go first.
+    3. Comparisons: the same with `comparison_agreement` on the votes of the workers still
+       in, `max_agreement` as the floor, `min_items` applied to countable votes, and the
+       cap on the share of all votes held by every excluded worker.
+    `untouched` maps a worker to the number of pairwise votes that came from orderings
+    they submitted untouched (10 per five-item ordering). Such votes carry no judgement:
+    leave them out of `votes`; each counts here as a countable vote that disagrees, and
+    as a vote in the cap's totals.
+    """
+    if not 0 <= max_label_share <= 1:
+        raise ValueError(f"max_label_share must be within [0, 1], not {max_label_share}")
+    traps = traps or {}
+    table = label_table(labels)
+    reasons: dict[Hashable, str] = {}
+
+    seen, failed = _trap_counts(table, traps, fail_at)
+    for code in np.flatnonzero((seen >= 2) & (2 * failed >= seen)):
+        reasons[table.workers[code]] = \
+            f"failed {failed[code]} of {seen[code]} traps (score ≥ {fail_at:g})"
+
+    trap_excluded = np.array([worker in reasons for worker in table.workers], bool)
+    r, items, *_ = _leave_one_out(
+        table.subset(~_trap_labels(table, traps) & ~trap_excluded[table.worker]))
+    _add_worst(
+        reasons, table.workers, r, judged=(items >= min_items) & (r < max_r),
+        load=np.bincount(table.worker, minlength=len(table.workers)),
+        cap=max_label_share * len(table.score),
+        describe=lambda code: f"leave-one-out r = {r[code]:.2f} on {items[code]} items, "
+                              f"below {max_r:g}; worst first within "
+                              f"{max_label_share:.0%} of labels")
+
+    untouched = untouched or {}
+    ballots = vote_table(votes)
+    workers = list(dict.fromkeys([*ballots.workers, *untouched]))
+    idle = np.array([untouched.get(worker, 0) for worker in workers], float)
+    excluded = np.array([worker in reasons for worker in workers], bool)
+    agree, countable = _comparison_counts(ballots.subset(~excluded[ballots.worker]),
+                                          len(workers))
+    countable = countable + idle
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agreement = agree / countable
+    _add_worst(
+        reasons, workers, agreement,
+        judged=~excluded & (countable >= min_items) & (agreement < max_agreement),
+        load=np.bincount(ballots.worker, minlength=len(workers)) + idle,
+        cap=max_label_share * (len(ballots.worker) + idle.sum()),
+        describe=lambda code: f"comparison agreement {agreement[code]:.2f} on "
+                              f"{countable[code]:.0f} votes ({idle[code]:.0f} untouched), "
+                              f"below {max_agreement:g}; worst first within "
+                              f"{max_label_share:.0%} of votes")
+    return reasons
+
+
+def _add_worst(reasons: dict, workers: list, value: np.ndarray, judged: np.ndarray,
+               load: np.ndarray, cap: float, describe) -> None:
+    """Add judged workers, lowest `value` first, while the excluded load stays ≤ cap."""
+    used = load[np.array([worker in reasons for worker in workers], bool)].sum()
+    candidates = np.flatnonzero(judged)
+    for code in candidates[np.argsort(value[candidates], kind="stable")]:
+        if used + load[code] > cap:
+            break
+        used += load[code]
+        reasons[workers[code]] = describe(code)
