@@ -2,10 +2,14 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
+from config.health import healthz
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("config.api_urls")),
+    path("hit/", include("annotation.urls")),
 ]
 
 if settings.LOCALTURK_ENABLED:

@@ -1,0 +1,46 @@
+"""Pages that differ between requests in a few places only: rendered once, then cached as
+the text around those places ("slots").
+
+MTurk loads a HIT page for every preview and every accepted assignment, and the page is
+the same for every worker but for the form's hidden fields; the page that hands an answer
+on to MTurk differs only in its form's target and fields. Rendering the template each time
+cost more than the rest of the request (benchmarks/hit_page_bench.py).
+"""
+
+import html
+from collections.abc import Callable, Iterable
+
+from django.core.cache import cache
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from annotation.hit_content import CACHE_SECONDS
+
+SLOT = mark_safe("<!--slot-->")  # the template writes {{ slot }} where per-request HTML goes
+
+
+def shell_get(*, key: str, template: str, context: Callable[[], dict]) -> list[str]:
+    """`template` rendered with `slot` marks, split at them: cached under `key`."""
+    shell = cache.get(key)
+    if shell is None:
+        shell = render_to_string(template, {**context(), "slot": SLOT}).split(SLOT)
+        cache.set(key, shell, CACHE_SECONDS)
+    return shell
+
+
+def shell_fill(shell: list[str], slots: Iterable[SafeString]) -> str:
+    """The page with each slot replaced, in order, by already-escaped HTML."""
+    parts = [shell[0]]
+    for html, text in zip(slots, shell[1:], strict=True):
+        parts += [html, text]
+    return "".join(parts)
+
+
+def hidden_inputs(fields: Iterable[tuple[str, str]]) -> SafeString:
+    # html.escape (quote=True) escapes what an attribute value needs, without the lazy-
+    # string machinery of django.utils.html.escape: this runs on every page view.
+    return mark_safe(
+        "\n  ".join(
+            f'<input type="hidden" name="{html.escape(name)}" value="{html.escape(value)}">' for name, value in fields
+        )
+    )

@@ -1,0 +1,167 @@
+"""The worker-facing HIT pages. Thin: read MTurk's parameters, call the job modules, render.
+
+Every response here (page, submit, result and error pages) goes through
+`hit_frame_headers`, so it can be shown inside MTurk's iframe. The submit view is
+csrf_exempt because cookies are third-party in that iframe; the signed token in the form
+protects it instead (annotation/tokens.py).
+"""
+
+from uuid import UUID
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import escape
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.answers import LIKERT_SCALE
+from annotation.headers import FORM_TARGETS_ATTRIBUTE, MTURK_FORM_TARGETS, hit_frame_headers
+from annotation.hit_access import Access, PageState, hit_access_check
+from annotation.hit_content import HitContent, hit_content_get
+from annotation.hit_params import HitParams, url_origin
+from annotation.page_shells import hidden_inputs, shell_fill, shell_get
+from annotation.submission import Submission, answer_submit, time_on_task
+from annotation.tokens import submit_token_check, submit_token_make
+from config.errors import ApplicationError, NotFound
+
+
+@hit_frame_headers
+@require_GET
+def hit_page(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
+    params = HitParams.from_query(request.GET)
+    try:
+        content = _content_get(task_uuid)
+        access = hit_access_check(content=content, params=params)
+    except ApplicationError as error:
+        return _error_response(request, error)
+    if access.state == PageState.UNAVAILABLE:
+        # A polite page, not an error: it is what a blocked worker should see.
+        return render(request, "hit/unavailable.html")
+    if access.state == PageState.SUBMITTED:
+        return _already_submitted_response(request, content=content, params=params, access=access)
+    return _task_page(content=content, params=params, preview=access.state == PageState.PREVIEW)
+
+
+@csrf_exempt
+@hit_frame_headers
+@require_POST
+def hit_submit(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
+    params = HitParams.from_query(request.POST)
+    try:
+        content = _content_get(task_uuid)
+        if params.preview:
+            raise ApplicationError("Accept the HIT before you submit: this is only a preview.", code="not_accepted")
+        claims = submit_token_check(
+            token=request.POST.get("token", ""),
+            task_uuid=content.uuid,
+            assignment_id=params.assignment_id,
+            worker_id=params.worker_id,
+            max_age=content.assignment_duration_seconds,
+        )
+        submission = answer_submit(
+            content=content,
+            assignment_id=params.assignment_id,
+            worker_external_id=params.worker_id,
+            fields=dict(request.POST.lists()),
+            accepted_at=claims.issued_at,
+            time_on_task_ms=time_on_task(reported_ms=request.POST.get("elapsed_ms"), issued_at=claims.issued_at),
+        )
+    except ApplicationError as error:
+        return _error_response(request, error, retry_url=_page_url(task_uuid, params))
+    return _stored_response(request, content=content, params=params, submission=submission)
+
+
+def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> HttpResponse:
+    mode = "preview" if preview else "work"
+    shell = shell_get(
+        key=f"annotation:hit-page:{content.uuid}:{mode}",
+        template=f"hit/{content.kind}.html",
+        context=lambda: {
+            "content": content,
+            "scale": LIKERT_SCALE,
+            "preview": preview,
+            "initial_order": ",".join(str(pid) for pid in content.item_ids),
+            "submit_url": reverse("hit:submit", args=[content.uuid]),
+        },
+    )
+    hidden = hidden_inputs(
+        [
+            ("assignmentId", params.assignment_id),
+            ("hitId", params.hit_id),
+            ("workerId", params.worker_id),
+            ("turkSubmitTo", params.turk_submit_to),
+            ("token", "" if preview else _token(content, params)),
+            ("elapsed_ms", ""),  # set by hit.js on submit
+        ]
+    )
+    return HttpResponse(shell_fill(shell, [hidden]))
+
+
+def _content_get(task_uuid: UUID) -> HitContent:
+    content = hit_content_get(task_uuid)
+    if content is None:
+        raise NotFound("This HIT does not exist any more. Please return it; you will not be penalised.")
+    return content
+
+
+def _token(content: HitContent, params: HitParams) -> str:
+    return submit_token_make(task_uuid=content.uuid, assignment_id=params.assignment_id, worker_id=params.worker_id)
+
+
+def _page_url(task_uuid: UUID, params: HitParams) -> str:
+    query = params.query_string()
+    return reverse("hit:page", args=[task_uuid]) + (f"?{query}" if query else "")
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    # Browsers accept */*, so only an explicit application/json asks for JSON.
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _stored_response(
+    request: HttpRequest, *, content: HitContent, params: HitParams, submission: Submission
+) -> HttpResponse:
+    target = params.external_submit_url(content.environment)
+    fields = [("assignmentId", params.assignment_id), ("task", str(content.uuid)), *submission.answer.fields()]
+    if _wants_json(request):
+        return JsonResponse(
+            {
+                "status": "stored" if submission.created else "already_stored",
+                "assignment_id": submission.assignment.assignment_id,
+                "external_submit": {"url": target, "fields": dict(fields)} if target else None,
+            }
+        )
+    if target is None:
+        return render(request, "hit/thanks.html")
+    return _external_submit_response(request, target=target, fields=fields, automatic=True)
+
+
+def _already_submitted_response(
+    request: HttpRequest, *, content: HitContent, params: HitParams, access: Access
+) -> HttpResponse:
+    """Offer to send the stored answer to MTurk again: the first post may have been lost."""
+    target = params.external_submit_url(content.environment)
+    if access.assignment is None or target is None:
+        return render(request, "hit/already_submitted.html")
+    stored_fields = access.assignment.answer.get("fields", {}).items()
+    fields = [("assignmentId", params.assignment_id), ("task", str(content.uuid)), *stored_fields]
+    return _external_submit_response(request, target=target, fields=fields, automatic=False)
+
+
+def _external_submit_response(request: HttpRequest, *, target: str, fields: list, automatic: bool) -> HttpResponse:
+    shell = shell_get(
+        key=f"annotation:external-submit:{'automatic' if automatic else 'button'}",
+        template="hit/external_submit.html",
+        context=lambda: {"automatic": automatic},
+    )
+    response = HttpResponse(shell_fill(shell, [escape(target), hidden_inputs(fields)]))
+    setattr(response, FORM_TARGETS_ATTRIBUTE, (url_origin(target), *MTURK_FORM_TARGETS))
+    return response
+
+
+def _error_response(request: HttpRequest, error: ApplicationError, *, retry_url: str = "") -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse(error.as_dict(), status=error.http_status)
+    context = {"error": error, "retry_url": retry_url if error.http_status != 404 else ""}
+    return render(request, "hit/error.html", context, status=error.http_status)

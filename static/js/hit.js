@@ -1,0 +1,126 @@
+/* HIT pages: Likert completeness, ordering by drag-and-drop and keyboard, one submit.
+   No dependencies besides the vendored SortableJS on the comparison page; no network calls:
+   the form posts to our server, whose answer page posts on to MTurk. */
+(function () {
+  "use strict";
+
+  function onSubmitOnce(form, button) {
+    let sent = false;
+    form.addEventListener("submit", function (event) {
+      if (sent) {
+        event.preventDefault(); // a double click or Enter pressed twice
+        return;
+      }
+      sent = true;
+      // performance.now() counts from navigation start: the time the worker had the page.
+      form.elements.elapsed_ms.value = String(Math.round(performance.now()));
+      // Disable after this event: a disabled button would cancel the submission itself.
+      setTimeout(function () {
+        button.disabled = true;
+        button.textContent = "Submitting…";
+      }, 0);
+    });
+    return function () { return sent; };
+  }
+
+  function likert(form, button, preview) {
+    const groups = Array.from(form.querySelectorAll("fieldset.rating"));
+    const progress = document.getElementById("progress");
+    const sent = onSubmitOnce(form, button);
+
+    function update() {
+      const rated = groups.filter(function (group) {
+        const checked = group.querySelector("input:checked") !== null;
+        group.classList.toggle("is-rated", checked);
+        return checked;
+      }).length;
+      if (preview) return;
+      button.disabled = rated < groups.length || sent();
+      progress.textContent = rated === groups.length
+        ? "All statements are rated: you can submit."
+        : rated + " of " + groups.length + " statements rated.";
+    }
+    form.addEventListener("change", update);
+    update();
+  }
+
+  function ranking(form, button, preview) {
+    const list = document.getElementById("ranking");
+    const announcer = document.getElementById("announcer");
+    const order = form.elements.order;
+    onSubmitOnce(form, button);
+    if (preview) return;
+
+    function items() { return Array.from(list.querySelectorAll(".rank-item")); }
+
+    function changed(item) {
+      const all = items();
+      order.value = all.map(function (li) { return li.dataset.id; }).join(",");
+      const text = item.querySelector(".rank-text").textContent;
+      announcer.textContent = "Position " + (all.indexOf(item) + 1) + " of " + all.length + ": " + text;
+    }
+
+    // Moves the neighbour rather than `item`, so the focused element never leaves the DOM.
+    function move(item, direction, focusTarget) {
+      if (direction < 0 && item.previousElementSibling) {
+        list.insertBefore(item.previousElementSibling, item.nextElementSibling);
+      } else if (direction > 0 && item.nextElementSibling) {
+        list.insertBefore(item.nextElementSibling, item);
+      } else {
+        announcer.textContent = direction < 0 ? "Already at the top." : "Already at the bottom.";
+        return;
+      }
+      changed(item);
+      (focusTarget || item).focus();
+    }
+
+    list.addEventListener("click", function (event) {
+      const control = event.target.closest("button[data-move]");
+      if (!control) return;
+      move(control.closest(".rank-item"), control.dataset.move === "up" ? -1 : 1, control);
+    });
+    list.addEventListener("keydown", function (event) {
+      if (!event.altKey || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
+      const item = event.target.closest(".rank-item");
+      if (!item) return;
+      event.preventDefault();
+      move(item, event.key === "ArrowUp" ? -1 : 1, event.target);
+    });
+
+    if (window.Sortable) {
+      window.Sortable.create(list, {
+        animation: 150,
+        // Sortable's own pointer tracking rather than native HTML5 drag-and-drop: the same
+        // code path for mouse and touch, and no drag images that a sandboxed frame may block.
+        forceFallback: true,
+        fallbackTolerance: 4, // pixels: a click on a statement is not a drag
+        filter: ".move", // the buttons stay buttons
+        preventOnFilter: false,
+        delay: 150, // on touch screens a short press starts a drag, a swipe still scrolls
+        delayOnTouchOnly: true,
+        ghostClass: "is-ghost",
+        chosenClass: "is-chosen",
+        onEnd: function (event) { changed(event.item); },
+      });
+    }
+  }
+
+  function autoSubmit() {
+    const form = document.querySelector("form[data-autosubmit]");
+    if (form) form.submit();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    autoSubmit();
+    const form = document.getElementById("hit-form");
+    if (!form) return;
+    const button = document.getElementById("submitButton");
+    const preview = form.dataset.preview === "true";
+    if (preview) {
+      // The server refuses a preview too; this spares the worker an error page.
+      form.addEventListener("submit", function (event) { event.preventDefault(); });
+    }
+    if (form.dataset.kind === "likert") likert(form, button, preview);
+    else ranking(form, button, preview);
+  });
+})();

@@ -1,0 +1,396 @@
+"""HIT page and submit views through Django's test client: states, headers, responses."""
+
+import re
+from html import unescape
+from urllib.parse import urlencode
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotation.hit_params import PREVIEW_ASSIGNMENT_ID
+from annotation.models import Batch
+from annotation.tokens import submit_token_make
+from crowd.models import Assignment, LikertLabel, Worker, WorkerQuality
+from tests.factories import (
+    AssignmentFactory,
+    BatchFactory,
+    CampaignFactory,
+    PropositionFactory,
+    TaskFactory,
+    TopicFactory,
+    WorkerFactory,
+    WorkerQualityFactory,
+)
+
+MTURK = "https://workersandbox.mturk.com"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()  # HIT content and page fragments are cached per task uuid
+
+
+@pytest.fixture
+def likert_task(db):
+    topic = TopicFactory(description="student loans without credit history")
+    return TaskFactory(batch=BatchFactory(topic=topic), propositions=PropositionFactory.create_batch(5, topic=topic))
+
+
+@pytest.fixture
+def comparison_task(db):
+    topic = TopicFactory()
+    return TaskFactory(
+        batch=BatchFactory(topic=topic, kind=Batch.Kind.COMPARISON),
+        propositions=PropositionFactory.create_batch(5, topic=topic),
+    )
+
+
+@pytest.fixture
+def client():
+    # The HIT runs in a third-party iframe: no CSRF cookie can be relied upon.
+    return Client(enforce_csrf_checks=True)
+
+
+def _page(client, task, *, assignment="ASG1", worker="WORKER1", submit_to=MTURK, **headers):
+    query = {"assignmentId": assignment, "hitId": "HIT1", "workerId": worker, "turkSubmitTo": submit_to}
+    query = {name: value for name, value in query.items() if value is not None}
+    return client.get(f"/hit/{task.uuid}/?{urlencode(query)}", **headers)
+
+
+def _form_fields(response) -> dict[str, str]:
+    html = response.content.decode()
+    return {
+        unescape(name): unescape(value)
+        for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html)
+    }
+
+
+def _ids(task):
+    return [p.pk for p in task.ordered_propositions()]
+
+
+def _submit(client, task, answer, *, page=None, headers=None, **overrides):
+    """Post the form of `page` (by default a fresh page) with `answer` and `overrides`."""
+    fields = _form_fields(page or _page(client, task))
+    fields.update(answer)
+    fields.update(overrides)
+    return client.post(f"/hit/{task.uuid}/submit/", fields, **(headers or {}))
+
+
+def _ratings(task, score=4):
+    return {f"rating-{pid}": str(score) for pid in _ids(task)}
+
+
+def _writes(queries) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].split()[0].upper() in ("INSERT", "UPDATE", "DELETE")]
+
+
+# --- the page -----------------------------------------------------------------------------
+
+
+def test_likert_page_shows_question_statements_and_five_options(client, likert_task):
+    response = _page(client, likert_task)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Imagine you want to learn something about student loans without credit history." in unescape(html)
+    assert html.count("<fieldset") == 5 and html.count("<legend>") == 5
+    for label in ("Extremely important", "Very important", "Moderately important", "Slightly important", "Not at all important"):
+        assert html.count(f"<span>{label}</span>") == 5
+    for proposition in likert_task.ordered_propositions():
+        assert html.count(f'name="rating-{proposition.pk}"') == 5
+        assert unescape(proposition.text) in unescape(html)
+    assert '<details class="instructions">' in html
+    assert 'id="submitButton"' in html and "disabled" not in html.split('id="submitButton"')[1].split(">")[0]
+    fields = _form_fields(response)
+    assert fields["assignmentId"] == "ASG1" and fields["workerId"] == "WORKER1" and fields["token"]
+
+
+def test_comparison_page_lists_items_with_keyboard_controls(client, comparison_task):
+    html = _page(client, comparison_task).content.decode()
+    ids = _ids(comparison_task)
+    assert re.findall(r'data-id="(\d+)"', html) == [str(pid) for pid in ids]
+    assert html.count('data-move="up"') == 5 and html.count('data-move="down"') == 5
+    assert html.count('tabindex="0"') == 5
+    assert 'aria-live="assertive"' in html
+    assert _form_fields(_page(client, comparison_task))["order"] == ",".join(map(str, ids))
+    assert "vendor/sortablejs/Sortable.min.js" in html
+
+
+def test_pages_reference_only_their_own_static_files(client, likert_task, comparison_task):
+    for task in (likert_task, comparison_task):
+        html = _page(client, task).content.decode()
+        assert re.findall(r'(?:src|href)="([^"]+)"', html) and all(
+            url.startswith("/static/") for url in re.findall(r'(?:src|href)="([^"]+)"', html)
+        )
+
+
+@pytest.mark.parametrize("assignment", [PREVIEW_ASSIGNMENT_ID, None])
+def test_preview_shows_the_task_disabled_and_writes_nothing(client, likert_task, assignment):
+    with CaptureQueriesContext(connection) as queries:
+        response = _page(client, likert_task, assignment=assignment, worker=None)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Accept the HIT to start" in html
+    assert html.count("<fieldset class=\"rating\" disabled>") == 5
+    assert re.search(r'id="submitButton"[^>]*disabled', html)
+    assert _form_fields(response)["token"] == ""
+    assert _writes(queries) == [] and not Worker.objects.exists()
+
+
+def test_preview_of_a_comparison_disables_moving(client, comparison_task):
+    html = _page(client, comparison_task, assignment=PREVIEW_ASSIGNMENT_ID).content.decode()
+    assert 'data-preview="true"' in html and 'tabindex="0"' not in html
+    assert len(re.findall(r'data-move="(?:up|down)"[^>]*disabled', html)) == 10
+
+
+def test_page_needs_the_worker_id_once_accepted(client, likert_task):
+    response = _page(client, likert_task, worker=None)
+    assert response.status_code == 400
+    assert "open it from the HIT" in response.content.decode()
+
+
+def test_unknown_task_is_a_polite_404(client, db):
+    response = client.get("/hit/00000000-0000-0000-0000-000000000000/?assignmentId=A&workerId=W")
+    assert response.status_code == 404
+    assert "does not exist any more" in response.content.decode()
+    assert "Content-Security-Policy" in response
+
+
+@pytest.mark.parametrize("how", ["blocked", "excluded", "excluded_by_override"])
+def test_blocked_or_excluded_worker_sees_no_task(client, likert_task, how):
+    campaign = likert_task.batch.topic.campaign
+    worker = WorkerFactory(external_id="WORKER1", blocked=how == "blocked")
+    if how == "excluded":
+        WorkerQualityFactory(campaign=campaign, worker=worker, computed_status=WorkerQuality.Status.EXCLUDED)
+    if how == "excluded_by_override":
+        WorkerQualityFactory(campaign=campaign, worker=worker, override_status=WorkerQuality.Status.EXCLUDED)
+    for assignment in ("ASG1", PREVIEW_ASSIGNMENT_ID):
+        response = _page(client, likert_task, assignment=assignment)
+        html = response.content.decode()
+        assert response.status_code == 200
+        assert "not available to you" in html and "<fieldset" not in html and 'name="token"' not in html
+
+
+def test_an_override_readmits_an_excluded_worker_and_other_campaigns_do_not_count(client, likert_task):
+    worker = WorkerFactory(external_id="WORKER1")
+    WorkerQualityFactory(
+        campaign=likert_task.batch.topic.campaign,
+        worker=worker,
+        computed_status=WorkerQuality.Status.EXCLUDED,
+        override_status=WorkerQuality.Status.OK,
+    )
+    WorkerQualityFactory(campaign=CampaignFactory(), worker=worker, computed_status=WorkerQuality.Status.EXCLUDED)
+    assert _page(client, likert_task).status_code == 200
+
+
+def test_a_task_the_worker_submitted_says_so(client, likert_task):
+    AssignmentFactory(task=likert_task, worker=WorkerFactory(external_id="WORKER1"), assignment_id="OLD")
+    html = _page(client, likert_task, assignment="ASG1").content.decode()
+    assert "already submitted" in html and "<fieldset" not in html
+
+
+def test_reloading_a_submitted_assignment_offers_to_resend_it_to_mturk(client, likert_task):
+    _submit(client, likert_task, _ratings(likert_task, 2))
+    response = _page(client, likert_task)
+    html = response.content.decode()
+    assert "already submitted" in html and "data-autosubmit" not in html
+    assert f'action="{MTURK}/mturk/externalSubmit"' in html
+    fields = _form_fields(response)
+    assert fields["assignmentId"] == "ASG1" and all(fields[f"rating-{pid}"] == "2" for pid in _ids(likert_task))
+
+
+def test_a_cached_page_costs_one_query(client, likert_task, django_assert_num_queries):
+    WorkerFactory(external_id="WORKER1")
+    with django_assert_num_queries(4):  # task, its statements, its HIT; the worker
+        assert _page(client, likert_task).status_code == 200
+    with django_assert_num_queries(1):  # the worker's state only
+        assert _page(client, likert_task, assignment="ASG2").status_code == 200
+
+
+def test_a_new_workers_submission_is_four_statements_in_one_transaction(client, likert_task):
+    page, ratings = _page(client, likert_task), _ratings(likert_task)
+    with CaptureQueriesContext(connection) as queries:
+        assert _submit(client, likert_task, ratings, page=page).status_code == 200
+    statements = [q["sql"].split()[0] for q in queries if "SAVEPOINT" not in q["sql"]]
+    assert statements == ["SELECT", "INSERT", "INSERT", "INSERT"]  # worker get_or_create, assignment, labels
+
+
+# --- headers ------------------------------------------------------------------------------
+
+
+def test_hit_pages_may_be_framed_by_mturk_only(client, likert_task, settings):
+    settings.HIT_FRAME_ANCESTORS = ["'self'", "https://workersandbox.mturk.com", "https://worker.mturk.com"]
+    page = _page(client, likert_task)
+    submitted = _submit(client, likert_task, _ratings(likert_task))
+    error = client.post(f"/hit/{likert_task.uuid}/submit/", {})
+    for response in (page, submitted, error):
+        assert "X-Frame-Options" not in response
+        policy = response["Content-Security-Policy"]
+        assert "frame-ancestors 'self' https://workersandbox.mturk.com https://worker.mturk.com" in policy
+        assert "default-src 'self'" in policy and "script-src 'self'" in policy
+    assert "form-action 'self';" in page["Content-Security-Policy"]
+    assert f"form-action 'self' {MTURK} https://*.mturk.com;" in submitted["Content-Security-Policy"]
+
+
+def test_the_rest_of_the_site_still_denies_framing(client, db):
+    response = client.get("/admin/login/")
+    assert response["X-Frame-Options"] == "DENY"
+
+
+# --- submitting ---------------------------------------------------------------------------
+
+
+def test_submit_stores_and_hands_the_answer_to_mturk(client, likert_task):
+    response = _submit(client, likert_task, {**_ratings(likert_task, 5), "elapsed_ms": "12345"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f'action="{MTURK}/mturk/externalSubmit"' in html and 'data-autosubmit="true"' in html
+    fields = _form_fields(response)
+    assert fields["assignmentId"] == "ASG1" and fields["task"] == str(likert_task.uuid)
+    assert {name: value for name, value in fields.items() if name.startswith("rating-")} == _ratings(likert_task, 5)
+    assert "token" not in fields and "workerId" not in fields
+    assignment = Assignment.objects.get()
+    assert assignment.time_on_task_ms == 12345 and assignment.accepted_at is not None
+    assert LikertLabel.objects.filter(score=5).count() == 5
+
+
+@pytest.mark.parametrize(
+    "submit_to, action",
+    [
+        ("https://www.mturk.com/", "https://www.mturk.com/mturk/externalSubmit"),
+        ("http://127.0.0.1:8000/localturk", "http://127.0.0.1:8000/localturk/mturk/externalSubmit"),
+        ("https://host.example/a path/?q=1#f", "https://host.example/a%20path/mturk/externalSubmit"),
+    ],
+)
+def test_the_answer_goes_to_turk_submit_to_plus_external_submit(client, likert_task, submit_to, action):
+    page = _page(client, likert_task, submit_to=submit_to)
+    response = _submit(client, likert_task, _ratings(likert_task), page=page)
+    assert f'action="{action}"' in response.content.decode()
+    origin = action.split("/")[:3]
+    assert f"form-action 'self' {'/'.join(origin)} https://*.mturk.com;" in response["Content-Security-Policy"]
+
+
+def test_submit_without_turk_submit_to_thanks_the_worker(client, likert_task):
+    page = _page(client, likert_task, submit_to=None)
+    response = _submit(client, likert_task, _ratings(likert_task), page=page, hitId="")
+    assert response.status_code == 200 and "Thank you" in response.content.decode()
+    assert Assignment.objects.count() == 1
+
+
+def test_missing_turk_submit_to_falls_back_to_the_campaigns_mturk_site(client, likert_task):
+    campaign = likert_task.batch.topic.campaign
+    campaign.mturk_environment = "production"
+    campaign.save(update_fields=["mturk_environment"])
+    page = _page(client, likert_task, submit_to=None)
+    response = _submit(client, likert_task, _ratings(likert_task), page=page)
+    assert 'action="https://www.mturk.com/mturk/externalSubmit"' in response.content.decode()
+
+
+@pytest.mark.parametrize("bad", ["javascript:alert(1)", "ftp://x.example", "https://user:pw@evil.example", "//evil"])
+def test_a_strange_turk_submit_to_is_never_a_form_target(client, likert_task, bad):
+    page = _page(client, likert_task, submit_to=bad)
+    response = _submit(client, likert_task, _ratings(likert_task), page=page, hitId="")
+    assert "Thank you" in response.content.decode()
+
+
+def test_submitting_twice_stores_once_and_succeeds_twice(client, likert_task):
+    page = _page(client, likert_task)
+    first = _submit(client, likert_task, _ratings(likert_task), page=page)
+    second = _submit(client, likert_task, _ratings(likert_task), page=page)
+    assert first.status_code == second.status_code == 200
+    assert first.content == second.content
+    assert Assignment.objects.count() == 1 and LikertLabel.objects.count() == 5
+
+
+def test_a_different_second_answer_is_a_409(client, likert_task):
+    page = _page(client, likert_task)
+    _submit(client, likert_task, _ratings(likert_task, 5), page=page)
+    response = _submit(client, likert_task, _ratings(likert_task, 1), page=page)
+    assert response.status_code == 409
+    assert "already submitted with a different answer" in response.content.decode()
+    assert set(LikertLabel.objects.values_list("score", flat=True)) == {5}
+
+
+def test_comparison_submit_stores_pairs(client, comparison_task):
+    ids = _ids(comparison_task)
+    order = list(reversed(ids))
+    response = _submit(client, comparison_task, {"order": ",".join(map(str, order))})
+    assert response.status_code == 200
+    assert _form_fields(response)["order"] == ",".join(map(str, order))
+    assignment = Assignment.objects.get()
+    assert not assignment.untouched and assignment.comparisons.count() == 10
+
+
+@pytest.mark.parametrize(
+    "overrides, code",
+    [
+        ({"token": ""}, "invalid_token"),
+        ({"token": "forged:token"}, "invalid_token"),
+        ({"workerId": "SOMEONE_ELSE"}, "invalid_token"),
+        ({"assignmentId": "ASG2"}, "invalid_token"),
+        ({"assignmentId": PREVIEW_ASSIGNMENT_ID}, "not_accepted"),
+    ],
+)
+def test_submit_refuses_a_form_this_page_did_not_issue(client, likert_task, overrides, code):
+    response = _submit(client, likert_task, _ratings(likert_task), headers={"HTTP_ACCEPT": "application/json"}, **overrides)
+    assert response.status_code == 400
+    assert response.json()["code"] == code
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
+
+
+def test_a_token_for_another_task_is_refused(client, likert_task, comparison_task):
+    page = _page(client, comparison_task)
+    fields = {**_form_fields(page), **_ratings(likert_task)}
+    response = client.post(f"/hit/{likert_task.uuid}/submit/", fields)
+    assert response.status_code == 400 and "another task" in response.content.decode()
+
+
+def test_an_expired_token_is_refused(client, likert_task, monkeypatch):
+    fields = _form_fields(_page(client, likert_task))
+    campaign = likert_task.batch.topic.campaign
+    monkeypatch.setattr("annotation.tokens.GRACE_SECONDS", -campaign.assignment_duration_seconds - 10)
+    response = client.post(f"/hit/{likert_task.uuid}/submit/", {**fields, **_ratings(likert_task)}, HTTP_ACCEPT="application/json")
+    assert response.status_code == 400 and response.json()["code"] == "token_expired"
+
+
+def test_an_incomplete_answer_is_a_400_page_with_a_way_back(client, likert_task):
+    ratings = _ratings(likert_task)
+    ratings.pop(next(iter(ratings)))
+    response = _submit(client, likert_task, ratings)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "This statement is not rated." in html and "Traceback" not in html
+    assert f'href="/hit/{likert_task.uuid}/?assignmentId=ASG1' in html
+    assert not Assignment.objects.exists()
+
+
+def test_an_invalid_answer_as_json_lists_the_problems(client, likert_task):
+    response = _submit(client, likert_task, _ratings(likert_task, 9), headers={"HTTP_ACCEPT": "application/json"})
+    body = response.json()
+    assert response.status_code == 400 and body["code"] == "invalid_answer" and len(body["details"]) == 5
+
+
+def test_json_success_names_the_mturk_target(client, likert_task):
+    page = _page(client, likert_task)
+    json = {"HTTP_ACCEPT": "application/json"}
+    response = _submit(client, likert_task, _ratings(likert_task), page=page, headers=json)
+    body = response.json()
+    assert body["status"] == "stored" and body["assignment_id"] == "ASG1"
+    assert body["external_submit"]["url"] == f"{MTURK}/mturk/externalSubmit"
+    again = _submit(client, likert_task, _ratings(likert_task), page=page, headers=json)
+    assert again.json()["status"] == "already_stored"
+
+
+def test_submit_only_accepts_post(client, likert_task):
+    response = client.get(f"/hit/{likert_task.uuid}/submit/")
+    assert response.status_code == 405 and "X-Frame-Options" not in response
+
+
+def test_a_token_made_by_hand_with_the_site_key_is_accepted(client, likert_task):
+    """The token is the only credential: the same one the page embeds works from any client."""
+    token = submit_token_make(task_uuid=likert_task.uuid, assignment_id="A9", worker_id="W9")
+    fields = {"assignmentId": "A9", "workerId": "W9", "token": token, **_ratings(likert_task)}
+    assert client.post(f"/hit/{likert_task.uuid}/submit/", fields).status_code == 200
