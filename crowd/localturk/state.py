@@ -1,0 +1,94 @@
+"""HIT and assignment state over time, applied lazily: `tick()` runs before every request.
+
+MTurk changes state by the clock; the local endpoint catches up whenever it is asked:
+
+* an accepted assignment past its `Deadline` is abandoned and its slot freed;
+* a submitted assignment past its `AutoApprovalTime` is approved and paid;
+* a HIT past its `Expiration` stops being assignable.
+
+`hit_refresh` then derives the HIT's status and counters from its assignments:
+Pending = accepted and in time, Available = free slots while the HIT is alive,
+Completed = approved + rejected; Assignable while a slot is free, Unassignable while work
+is in flight, Reviewable otherwise. Reviewing and Disposed are set by the requester and kept.
+Transitions are conditional UPDATEs (compare-and-set), so concurrent ticks and calls
+never apply one twice.
+"""
+
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from . import billing
+from .models import HIT, Assignment
+
+Status = Assignment.Status
+
+
+def tick(*, now: datetime | None = None) -> None:
+    """Apply every transition that is due."""
+    now = now or timezone.now()
+    overdue = Assignment.objects.filter(status=Status.ACCEPTED, deadline__lte=now)
+    touched = set(overdue.values_list("hit_id", flat=True))
+    if touched:  # an UPDATE only when due: on SQLite even an empty one takes the write lock
+        overdue.update(status=Status.ABANDONED)
+    due = Assignment.objects.filter(status=Status.SUBMITTED, auto_approval_time__lte=now)
+    for assignment in due.select_related("hit__hit_type"):
+        with transaction.atomic():
+            if assignment_approve(assignment=assignment, at=assignment.auto_approval_time, allow_overdraft=True):
+                touched.add(assignment.hit_id)
+    touched.update(
+        HIT.objects.filter(status=HIT.Status.ASSIGNABLE, expiration__lte=now).values_list("pk", flat=True)
+    )
+    for hit_pk in sorted(touched):
+        with transaction.atomic():
+            hit_refresh(hit=HIT.objects.select_for_update().get(pk=hit_pk), now=now)
+
+
+def hit_refresh(*, hit: HIT, now: datetime) -> None:
+    """Recompute status and counters of a HIT the caller has locked."""
+    counts = hit.assignments.aggregate(
+        pending=Count("pk", filter=Q(status=Status.ACCEPTED, deadline__gt=now)),
+        taken=Count("pk", filter=Q(status__in=Assignment.VISIBLE)),
+        completed=Count("pk", filter=Q(status__in=(Status.APPROVED, Status.REJECTED))),
+    )
+    alive = hit.expiration > now and hit.status not in (HIT.Status.REVIEWING, HIT.Status.DISPOSED)
+    available = max(0, hit.max_assignments - counts["pending"] - counts["taken"]) if alive else 0
+    if hit.status in (HIT.Status.REVIEWING, HIT.Status.DISPOSED):
+        status = hit.status
+    elif available:
+        status = HIT.Status.ASSIGNABLE
+    elif counts["pending"]:
+        status = HIT.Status.UNASSIGNABLE
+    else:
+        status = HIT.Status.REVIEWABLE
+    new = {"status": status, "pending": counts["pending"], "available": available, "completed": counts["completed"]}
+    changed = [name for name, value in new.items() if getattr(hit, name) != value]
+    for name in changed:
+        setattr(hit, name, new[name])
+    if changed:
+        hit.save(update_fields=changed)
+
+
+def assignment_approve(
+    *, assignment: Assignment, at: datetime, feedback: str = "", override_rejection: bool = False,
+    allow_overdraft: bool = False,
+) -> bool:
+    """Approve and charge, inside the caller's transaction; False when the status moved on.
+
+    Approves from Submitted, or from Rejected with `override_rejection`.
+    """
+    source = Status.REJECTED if override_rejection else Status.SUBMITTED
+    updated = Assignment.objects.filter(pk=assignment.pk, status=source).update(
+        status=Status.APPROVED, approval_time=at, rejection_time=None, requester_feedback=feedback
+    )
+    if not updated:
+        return False
+    billing.requester_charge(
+        requester_id=assignment.hit.requester_id,
+        amount=billing.assignment_cost(assignment.hit),
+        allow_overdraft=allow_overdraft,
+    )
+    assignment.status = Status.APPROVED
+    return True
