@@ -126,6 +126,8 @@ if MTURK_ENVIRONMENT not in ("local", "sandbox", "production"):
     raise ImproperlyConfigured("MTURK_ENVIRONMENT must be local, sandbox or production.")
 # Where the local endpoint answers; in development it is this very server.
 MTURK_LOCAL_ENDPOINT_URL = env.str("MTURK_LOCAL_ENDPOINT_URL", default=f"{SITE_URL}/localturk/")
+# Approve work this long before MTurk would auto-approve it, even if QC has not run yet.
+MTURK_APPROVAL_MARGIN_SECONDS = env.int("MTURK_APPROVAL_MARGIN_SECONDS", default=6 * 3600)
 LOCALTURK_ENABLED = not PRODUCTION and env.bool("LOCALTURK_ENABLED", default=True)
 HIT_FRAME_ANCESTORS = env.list(
     "HIT_FRAME_ANCESTORS",
@@ -153,6 +155,14 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Salience API",
     "DESCRIPTION": "Low-context importance annotation campaigns.",
     "VERSION": "0.1.0",
+    # Several models have a `status`; give each choice set its own schema name.
+    "ENUM_NAME_OVERRIDES": {
+        "CampaignStatusEnum": "annotation.models.Campaign.Status",
+        "BatchStatusEnum": "annotation.models.Batch.Status",
+        "HITStatusEnum": "crowd.models.HIT.Status",
+        "WorkerQualityStatusEnum": "crowd.models.WorkerQuality.Status",
+        "MarketplaceEnvironmentEnum": "annotation.models.Campaign.Environment",
+    },
 }
 
 # --- Security ---------------------------------------------------------------------------

@@ -1,6 +1,131 @@
-from django.contrib import admin
+"""Admin for the crowd app, with the review actions: approve, reject with a reason, pay a
+bonus, block a worker. Rejection, bonuses and blocks ask for a reason on an intermediate
+page first; each selected row then goes through crowd.review, one at a time, and the admin
+sees what succeeded and what was refused (and why)."""
 
-from crowd.models import HIT, Assignment, Bonus, Comparison, HITType, LedgerEntry, LikertLabel, Worker, WorkerDecision, WorkerQuality
+from decimal import Decimal
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.template.response import TemplateResponse
+
+from annotation.models import Campaign
+from config.errors import ApplicationError
+from crowd import review
+from crowd.models import (
+    HIT,
+    Assignment,
+    Bonus,
+    Comparison,
+    HITType,
+    LedgerEntry,
+    LikertLabel,
+    Worker,
+    WorkerDecision,
+    WorkerQuality,
+)
+from crowd.review import FEEDBACK_MAX
+
+REASON_TEMPLATE = "admin/crowd/reason_form.html"
+
+
+class RejectForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), max_length=FEEDBACK_MAX,
+        help_text="Shown to the worker. Rejections lower the worker's approval rate: reject only clear fraud.",
+    )
+
+
+class BonusForm(forms.Form):
+    amount = forms.DecimalField(
+        min_value=Decimal("0.01"), max_digits=6, decimal_places=2,
+        help_text="USD per assignment; MTurk adds a 20 % fee.",
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Shown to the worker."
+    )
+
+
+class BlockForm(forms.Form):
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.all(), help_text="Its marketplace account blocks the worker."
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Not shown to the worker."
+    )
+
+
+def _apply_each(modeladmin, request, queryset, apply) -> None:
+    """Run `apply(row)` per selected row and report successes and refusals."""
+    done, refused = 0, []
+    for row in queryset:
+        try:
+            apply(row)
+            done += 1
+        except ApplicationError as error:
+            refused.append(f"{row}: {error.message}")
+    if done:
+        modeladmin.message_user(request, f"{done} done.", messages.SUCCESS)
+    for message in refused:
+        modeladmin.message_user(request, message, messages.ERROR)
+
+
+def _with_form(modeladmin, request, queryset, *, form_class, title: str, apply):
+    """The intermediate page: show the form; once it is posted valid, apply it to each row."""
+    form = form_class(request.POST if "apply" in request.POST else None)
+    if form.is_bound and form.is_valid():
+        _apply_each(modeladmin, request, queryset, lambda row: apply(row, form.cleaned_data))
+        return None
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": title,
+        "form": form,
+        "queryset": queryset,
+        "action": request.POST["action"],
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        "opts": modeladmin.model._meta,
+    }
+    return TemplateResponse(request, REASON_TEMPLATE, context)
+
+
+@admin.action(description="Approve selected assignments (and pay them)")
+def approve_assignments(modeladmin, request, queryset):
+    def approve(assignment):
+        if not review.assignment_approve(assignment_id=assignment.pk):
+            raise ApplicationError("the marketplace does not allow the approval yet; the next sync retries it")
+
+    _apply_each(modeladmin, request, queryset, approve)
+
+
+@admin.action(description="Reject selected assignments, with a reason…")
+def reject_assignments(modeladmin, request, queryset):
+    return _with_form(
+        modeladmin, request, queryset, form_class=RejectForm, title="Reject assignments",
+        apply=lambda row, data: review.assignment_reject(
+            assignment_id=row.pk, reason=data["reason"], decided_by=request.user
+        ),
+    )
+
+
+@admin.action(description="Pay a bonus on selected assignments…")
+def bonus_assignments(modeladmin, request, queryset):
+    return _with_form(
+        modeladmin, request, queryset, form_class=BonusForm, title="Pay a bonus",
+        apply=lambda row, data: review.bonus_grant(
+            assignment_id=row.pk, amount=data["amount"], reason=data["reason"], decided_by=request.user
+        ),
+    )
+
+
+@admin.action(description="Block selected workers, with a reason…")
+def block_workers(modeladmin, request, queryset):
+    return _with_form(
+        modeladmin, request, queryset, form_class=BlockForm, title="Block workers",
+        apply=lambda row, data: review.worker_block(
+            worker_id=row.pk, campaign_id=data["campaign"].pk, reason=data["reason"], decided_by=request.user
+        ),
+    )
 
 
 @admin.register(Worker)
@@ -8,6 +133,7 @@ class WorkerAdmin(admin.ModelAdmin):
     list_display = ("external_id", "channel", "blocked", "created_at")
     list_filter = ("channel", "blocked")
     search_fields = ("external_id",)
+    actions = [block_workers]
 
 
 @admin.register(WorkerQuality)
@@ -42,6 +168,7 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_filter = ("status", "verification")
     search_fields = ("assignment_id", "worker__external_id")
     raw_id_fields = ("task", "hit", "worker")
+    actions = [approve_assignments, reject_assignments, bonus_assignments]
 
 
 @admin.register(LikertLabel)

@@ -1,0 +1,59 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Batch, Campaign
+from config.errors import ApplicationError
+from crowd.publishing import topic_publish, topic_publish_plans
+
+
+class Command(BaseCommand):
+    help = (
+        "Publish a campaign's HITs (the Likert batch of each topic is built first if needed). "
+        "--dry-run prints the number of HITs and their cost; production also needs --live."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="Campaign slug.")
+        parser.add_argument("--topic", help="Only this topic (its key).")
+        parser.add_argument("--kind", choices=Batch.Kind.values, default=Batch.Kind.LIKERT)
+        parser.add_argument("--dry-run", action="store_true", help="Print what would be published and its cost.")
+        parser.add_argument("--live", action="store_true", help="Confirm publishing to MTurk production (real money).")
+
+    def handle(self, *args, campaign, topic, kind, dry_run, live, **options):
+        found = Campaign.objects.filter(slug=campaign).first()
+        if found is None:
+            raise CommandError(f"No campaign {campaign!r}.")
+        topics = found.topics.order_by("key")
+        if topic:
+            topics = topics.filter(key=topic)
+        if not topics:
+            raise CommandError(f"Campaign {campaign!r} has no topic{f' {topic!r}' if topic else 's'}.")
+        where = found.get_mturk_environment_display()
+        try:
+            if dry_run:
+                self._plans_print(topics=topics, kind=kind, where=where)
+            else:
+                for one in topics:
+                    for result in topic_publish(topic=one, kind=kind, live=live):
+                        self.stdout.write(
+                            f"{one}: published {result.published} HITs to {where} (committed ${result.cost}); "
+                            f"{result.already} were published before."
+                        )
+        except ApplicationError as error:
+            raise CommandError(error.message) from None
+
+    def _plans_print(self, *, topics, kind, where):
+        hits, cost, money = 0, 0, None
+        for one in topics:
+            for plan in topic_publish_plans(topic=one, kind=kind):
+                self.stdout.write(f"{plan.batch}: {plan.hits} HITs, ${plan.cost}")
+                hits, cost, money = hits + plan.hits, cost + plan.cost, plan.money
+        if money is None:
+            self.stdout.write("Nothing to publish.")
+            return
+        verdict = "fits the budget" if money.committed + cost <= money.cap else (
+            f"exceeds the budget by ${money.committed + cost - money.cap}"
+        )
+        self.stdout.write(
+            f"Dry run: {hits} HITs to {where}, ${cost} with MTurk fees; ${money.committed} already committed, "
+            f"cap ${money.cap}: {verdict}."
+        )

@@ -1,0 +1,325 @@
+"""Publishing a batch: one HIT per task, exactly once, within the campaign's budget.
+
+1. Checks: the topic has a description (workers see only that), the production guard
+   (three switches, see `production_guard_check`), an HTTPS SITE_URL for real MTurk.
+2. Budget: under a lock on the campaign, the cost of the tasks not yet committed —
+   reward × assignments per HIT plus MTurk's fee (crowd.fees) — must fit under the cap
+   with what is already committed; then every task's cost is committed in the ledger.
+   A refusal writes nothing and names the cost, the commitment, the cap and the shortfall.
+3. A HIT type with the campaign's reward, texts, timing and qualification requirements,
+   created once per distinct set of parameters (crowd.HITType keeps its fingerprint).
+4. One HIT per task, `UniqueRequestToken` = task uuid; each HIT row is committed as soon
+   as MTurk answers. A re-run skips tasks that have a HIT row, and for a task whose HIT was
+   created but not recorded (a crash in between), MTurk refuses the repeated token and the
+   marketplace returns the existing HIT (crowd.mturk) — never a second one. MTurk keeps
+   tokens for 24 hours: re-run an interrupted publish within a day.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
+from django.utils import timezone
+
+from annotation.batching import likert_tasks_build
+from annotation.models import Batch, Campaign, Task, Topic
+from config.errors import ApplicationError
+from crowd import fees, ledger
+from crowd.marketplace import Marketplace, Publication, RemoteHIT, Requirement, WorkType, get_marketplace
+from crowd.models import HIT, HITType, LedgerEntry
+
+Environment = Campaign.Environment
+LOCALE_QUALIFICATION = "00000000000000000071"
+PERCENT_APPROVED_QUALIFICATION = "000000000000000000L0"
+
+
+class BudgetExceeded(ApplicationError):
+    code = "budget_exceeded"
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    batch: Batch
+    hits: int  # tasks without a HIT yet
+    cost: Decimal  # their full cost, fees included
+    money: ledger.Money  # the campaign's figures before publishing
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    batch_id: int
+    published: int  # HITs recorded by this run
+    already: int  # tasks that had a HIT before this run
+    cost: Decimal  # committed by this run
+
+
+# ---- Checks ------------------------------------------------------------------------------
+
+
+def production_guard_check(*, campaign: Campaign, live: bool) -> None:
+    """Real money needs all three: the deployment, the campaign's switch, and `live`."""
+    if campaign.mturk_environment != Environment.PRODUCTION:
+        return
+    missing = []
+    if settings.MTURK_ENVIRONMENT != Environment.PRODUCTION:
+        missing.append("the deployment setting MTURK_ENVIRONMENT=production")
+    if not campaign.production_enabled:
+        missing.append(f"the production switch of campaign {campaign.slug} (production_enabled)")
+    if not live:
+        missing.append("an explicit --live on the command (or the typed confirmation)")
+    if missing:
+        raise ApplicationError(
+            "Refusing to publish to MTurk production, which spends real money. Missing: " + "; ".join(missing) + ".",
+            code="production_guard",
+            details=missing,
+        )
+
+
+def topic_description_check(*, topic: Topic) -> None:
+    if not topic.description.strip():
+        raise ApplicationError(
+            f"Topic {topic} has no description. Workers see only the topic description: add one before publishing.",
+            code="topic_description_missing",
+        )
+
+
+def _publish_check(*, batch: Batch, live: bool) -> None:
+    campaign = batch.topic.campaign
+    if batch.status == Batch.Status.EXPIRED:
+        raise ApplicationError(
+            f"{batch} was expired; its remaining tasks are not published any more.", code="batch_expired"
+        )
+    topic_description_check(topic=batch.topic)
+    production_guard_check(campaign=campaign, live=live)
+    if campaign.mturk_environment != Environment.LOCAL and not settings.SITE_URL.startswith("https://"):
+        raise ApplicationError(
+            f"MTurk loads HIT pages only over HTTPS, but SITE_URL is {settings.SITE_URL}: "
+            "set SITE_URL to the public https:// address of this server.",
+            code="site_url_not_https",
+        )
+
+
+# ---- What a batch costs ------------------------------------------------------------------
+
+
+def _reward(campaign: Campaign, kind: str) -> Decimal:
+    return campaign.likert_reward if kind == Batch.Kind.LIKERT else campaign.comparison_reward
+
+
+def _unpublished(batch: Batch):
+    return batch.tasks.filter(hit__isnull=True).order_by("position")
+
+
+def publish_plan(*, batch: Batch) -> PublishPlan:
+    """How many HITs publishing `batch` creates and what they cost. Reads only."""
+    campaign = batch.topic.campaign
+    sizes = list(_unpublished(batch).values_list("assignments_needed", flat=True))
+    cost = fees.hits_cost(reward=_reward(campaign, batch.kind), max_assignments=sizes)
+    return PublishPlan(batch=batch, hits=len(sizes), cost=cost, money=ledger.campaign_money(campaign=campaign))
+
+
+@transaction.atomic
+def _budget_commit(*, batch: Batch) -> Decimal:
+    """Commit the cost of every task not committed yet, or refuse with the figures."""
+    campaign = Campaign.objects.select_for_update().get(pk=batch.topic.campaign_id)
+    reward = _reward(campaign, batch.kind)
+    tasks = {ledger.task_reference(task.uuid): task for task in _unpublished(batch)}
+    committed = campaign.ledger.filter(kind=ledger.Kind.COMMITTED, reference__in=list(tasks))
+    for reference in committed.values_list("reference", flat=True):
+        del tasks[reference]
+    entries = [
+        LedgerEntry(
+            campaign=campaign,
+            kind=ledger.Kind.COMMITTED,
+            reference=reference,
+            amount=fees.hit_cost(reward=reward, max_assignments=task.assignments_needed),
+            note=f"{task.assignments_needed} assignments at ${reward}, {batch}",
+        )
+        for reference, task in tasks.items()
+    ]
+    cost = sum((entry.amount for entry in entries), Decimal("0.00"))
+    money = ledger.campaign_money(campaign=campaign)
+    if money.committed + cost > money.cap:
+        shortfall = money.committed + cost - money.cap
+        raise BudgetExceeded(
+            f"Publishing {len(entries)} HITs of {batch} costs ${cost} with MTurk fees; ${money.committed} is already "
+            f"committed and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
+            "Raise the budget cap or publish fewer tasks.",
+            details={
+                "cost": str(cost), "committed": str(money.committed), "cap": str(money.cap), "shortfall": str(shortfall)
+            },
+        )
+    LedgerEntry.objects.bulk_create(entries)
+    return cost
+
+
+# ---- HIT type ----------------------------------------------------------------------------
+
+
+def requirements_for(*, campaign: Campaign) -> tuple[Requirement, ...]:
+    """Locale US and a minimum approval rate, as the campaign says; none on the local endpoint."""
+    if campaign.mturk_environment == Environment.LOCAL:
+        return ()
+    requirements = []
+    if campaign.require_us_locale:
+        requirements.append(Requirement(LOCALE_QUALIFICATION, "EqualTo", countries=("US",)))
+    if campaign.min_approval_percent:
+        minimum = (campaign.min_approval_percent,)
+        requirements.append(Requirement(PERCENT_APPROVED_QUALIFICATION, "GreaterThanOrEqualTo", integers=minimum))
+    return tuple(requirements)
+
+
+def work_type_for(*, campaign: Campaign, kind: str) -> WorkType:
+    if kind == Batch.Kind.LIKERT:
+        description = (
+            f"Read {campaign.likert_group_size} short statements about a topic and rate how important "
+            "each one is for learning about it. No documents to read."
+        )
+    else:
+        description = (
+            f"Put {campaign.comparison_group_size} short statements about a topic in order, "
+            "from most to least important for learning about it. No documents to read."
+        )
+    return WorkType(
+        title=campaign.hit_title,
+        description=description,
+        keywords=campaign.hit_keywords,
+        reward=_reward(campaign, kind),
+        assignment_duration_seconds=campaign.assignment_duration_seconds,
+        auto_approval_delay_seconds=campaign.auto_approval_delay_seconds,
+        requirements=requirements_for(campaign=campaign),
+    )
+
+
+def _fingerprint(work_type: WorkType) -> str:
+    parameters = {
+        "title": work_type.title,
+        "description": work_type.description,
+        "keywords": work_type.keywords,
+        "reward": str(work_type.reward),
+        "duration": work_type.assignment_duration_seconds,
+        "auto_approval": work_type.auto_approval_delay_seconds,
+        "requirements": [
+            [r.type_id, r.comparator, list(r.integers), list(r.countries)] for r in work_type.requirements
+        ],
+    }
+    return hashlib.sha256(json.dumps(parameters, sort_keys=True).encode()).hexdigest()
+
+
+def hit_type_ensure(*, campaign: Campaign, kind: str, marketplace: Marketplace) -> str:
+    """The HIT type id for the campaign's current parameters, created at most once."""
+    work_type = work_type_for(campaign=campaign, kind=kind)
+    fingerprint = _fingerprint(work_type)
+    rows = HITType.objects.filter(campaign=campaign, environment=marketplace.environment, fingerprint=fingerprint)
+    known = rows.values_list("hit_type_id", flat=True).first()
+    if known:
+        return known
+    hit_type_id = marketplace.work_type_create(work_type)
+    try:
+        with transaction.atomic():
+            HITType.objects.create(
+                campaign=campaign,
+                kind=kind,
+                environment=marketplace.environment,
+                fingerprint=fingerprint,
+                hit_type_id=hit_type_id,
+            )
+    except IntegrityError:
+        pass  # a concurrent publish recorded it; MTurk returned the same id to both
+    return hit_type_id
+
+
+# ---- HITs --------------------------------------------------------------------------------
+
+
+def hit_url(task: Task) -> str:
+    return f"{settings.SITE_URL}/hit/{task.uuid}/"
+
+
+def _hit_record(*, task: Task, remote: RemoteHIT, environment: str) -> HIT:
+    with transaction.atomic():
+        hit, _ = HIT.objects.get_or_create(
+            task=task,
+            defaults={
+                "environment": environment,
+                "hit_id": remote.hit_id,
+                "hit_type_id": remote.hit_type_id,
+                "status": remote.status or HIT.Status.ASSIGNABLE,
+                "max_assignments": remote.max_assignments,
+                "reward": remote.reward,
+                "expires_at": remote.expiration,
+            },
+        )
+    return hit
+
+
+def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
+    """Publish every task of the batch that has no HIT yet; see the module docstring."""
+    batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
+    campaign = batch.topic.campaign
+    _publish_check(batch=batch, live=live)
+    marketplace = get_marketplace(campaign)
+    already = batch.tasks.filter(hit__isnull=False).count()
+    cost = _budget_commit(batch=batch)
+    tasks = list(_unpublished(batch))
+    if tasks:
+        hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
+    for task in tasks:
+        publication = Publication(
+            url=hit_url(task),
+            max_assignments=task.assignments_needed,
+            lifetime_seconds=campaign.hit_lifetime_seconds,
+            token=str(task.uuid),
+            annotation=f"salience {campaign.slug} batch {batch.pk} task {task.position}",
+        )
+        remote = marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
+        _hit_record(task=task, remote=remote, environment=marketplace.environment)
+    _batch_published(batch_id=batch.pk)
+    return PublishResult(batch_id=batch.pk, published=len(tasks), already=already, cost=cost)
+
+
+@transaction.atomic
+def _batch_published(*, batch_id: int) -> None:
+    batch = Batch.objects.select_for_update().get(pk=batch_id)
+    if batch.status == Batch.Status.CREATED and not batch.tasks.filter(hit__isnull=True).exists():
+        batch.status = Batch.Status.PUBLISHED
+        batch.published_at = timezone.now()
+        batch.save(update_fields=["status", "published_at"])
+    if batch.kind == Batch.Kind.LIKERT:
+        # Publishing its Likert batch starts a topic's Likert round.
+        Topic.objects.filter(pk=batch.topic_id, state=Topic.State.IMPORTING).update(state=Topic.State.LIKERT)
+
+
+# ---- A topic's round, for the command ----------------------------------------------------
+
+
+def _topic_batches(*, topic: Topic, kind: str) -> list[Batch]:
+    """The topic's batches of `kind` that still have tasks to publish (the Likert one built if needed)."""
+    if kind == Batch.Kind.LIKERT and not topic.batches.filter(kind=kind).exists():
+        likert_tasks_build(topic=topic, seed=topic.pk)
+    unpublished = Prefetch("tasks", queryset=Task.objects.filter(hit__isnull=True))
+    batches = topic.batches.filter(kind=kind).exclude(status=Batch.Status.EXPIRED)
+    batches = batches.select_related("topic__campaign").prefetch_related(unpublished)
+    return [batch for batch in batches.order_by("number") if batch.tasks.all()]
+
+
+def topic_publish_plans(*, topic: Topic, kind: str) -> list[PublishPlan]:
+    """What `topic_publish` would do. A Likert batch built for the plan is rolled back."""
+    topic_description_check(topic=topic)
+    with transaction.atomic():
+        plans = [publish_plan(batch=batch) for batch in _topic_batches(topic=topic, kind=kind)]
+        transaction.set_rollback(True)
+    return plans
+
+
+def topic_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
+    """Publish the topic's unpublished batches of `kind`; the Likert batch is built first if needed.
+
+    The Likert batch is shuffled with the topic id as seed, so it is reproducible.
+    """
+    topic_description_check(topic=topic)
+    return [batch_publish(batch_id=batch.pk, live=live) for batch in _topic_batches(topic=topic, kind=kind)]

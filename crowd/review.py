@@ -1,0 +1,207 @@
+"""Reviewing work: approve, reject with a reason, block a worker, pay a bonus.
+
+Each action calls the marketplace first and records the outcome only after the call
+succeeded, in its own transaction, under row locks (the HIT for its ledger entries, then
+the assignment, or the bonus or worker). Every action is safe to repeat:
+
+* approve / reject: `InvalidState` from the marketplace means the assignment moved on
+  (approved, auto-approved, rejected); GetAssignment tells which, and that is recorded.
+* bonus: the Bonus row is written first with its token, the marketplace is called with it
+  as `UniqueRequestToken`, so a retried send never pays twice.
+
+Approval is the default outcome of work (see crowd.sync); rejection, blocking and bonuses
+are explicit admin decisions with a reason, recorded as WorkerDecision. A rejection's
+reason is shown to the worker; a block's is not.
+"""
+
+import uuid
+from decimal import Decimal
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Campaign
+from config.errors import ApplicationError, Conflict
+from crowd import ledger
+from crowd.fees import CENT
+from crowd.marketplace import DuplicateRequest, InvalidState, MarketplaceError, get_marketplace
+from crowd.models import HIT, Assignment, Bonus, Worker, WorkerDecision
+
+Status = Assignment.Status
+AT_MARKETPLACE = (Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED)
+FEEDBACK_MAX = 1024  # characters MTurk accepts in RequesterFeedback
+
+
+def _assignment(assignment_id: int) -> Assignment:
+    return Assignment.objects.select_related("task__batch__topic__campaign", "worker", "hit").get(pk=assignment_id)
+
+
+def _marketplace_check(assignment: Assignment) -> None:
+    if assignment.verification not in AT_MARKETPLACE or assignment.hit is None:
+        raise ApplicationError(
+            f"Assignment {assignment} is not known to the marketplace ({assignment.get_verification_display()}): "
+            "there is nothing to approve, reject or pay there.",
+            code="assignment_not_at_marketplace",
+        )
+
+
+def _reason_check(reason: str, *, what: str) -> str:
+    reason = reason.strip()
+    if not reason:
+        raise ApplicationError(f"{what} needs a reason.", code="reason_required")
+    if len(reason) > FEEDBACK_MAX:
+        raise ApplicationError(f"The reason is longer than {FEEDBACK_MAX} characters.", code="reason_too_long")
+    return reason
+
+
+def review_record(*, assignment_id: int, status: str, reason: str = "") -> bool:
+    """Record an approval or rejection the marketplace has applied; True when it changed our row."""
+    hit_id, campaign_id = (
+        Assignment.objects.filter(pk=assignment_id).values_list("hit_id", "task__batch__topic__campaign_id").get()
+    )
+    with transaction.atomic():
+        hit = HIT.objects.select_for_update().get(pk=hit_id)
+        assignment = Assignment.objects.select_for_update(of=("self",)).select_related("worker").get(pk=assignment_id)
+        if assignment.status == status:
+            return False
+        assignment.status = status
+        assignment.reviewed_at = timezone.now()
+        assignment.reject_reason = reason if status == Status.REJECTED else ""
+        assignment.save(update_fields=["status", "reviewed_at", "reject_reason"])
+        record = ledger.assignment_paid if status == Status.APPROVED else ledger.assignment_unpaid
+        record(
+            campaign_id=campaign_id, hit=hit, assignment_id=assignment.assignment_id,
+            worker_id=assignment.worker.external_id,
+        )
+    return True
+
+
+def _status_at_marketplace(marketplace, assignment: Assignment) -> str:
+    """After InvalidState: the assignment's status as the marketplace holds it now."""
+    remote = marketplace.assignment_get(assignment.assignment_id)
+    if remote.worker_id != assignment.worker.external_id:
+        raise MarketplaceError(
+            f"Assignment {assignment.assignment_id} now belongs to worker {remote.worker_id} at the marketplace, "
+            f"not to {assignment.worker}.",
+            code="assignment_reassigned",
+        )
+    return remote.status
+
+
+def assignment_approve(*, assignment_id: int, feedback: str = "") -> bool:
+    """Approve (and pay) the assignment. True once it is approved, now or before; False when
+    the marketplace still shows it as Submitted but refuses to approve (eventual consistency:
+    try again at the next sync)."""
+    assignment = _assignment(assignment_id)
+    if assignment.status != Status.SUBMITTED:
+        return assignment.status == Status.APPROVED
+    _marketplace_check(assignment)
+    marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=assignment.hit.environment)
+    try:
+        marketplace.assignment_approve(assignment.assignment_id, feedback=feedback)
+        status = Status.APPROVED
+    except InvalidState:
+        status = _status_at_marketplace(marketplace, assignment)
+        if status == Status.SUBMITTED:
+            return False
+    review_record(assignment_id=assignment.pk, status=status)
+    return status == Status.APPROVED
+
+
+def assignment_reject(*, assignment_id: int, reason: str, decided_by=None) -> None:
+    """Reject with `reason`, which the worker sees. Approved work cannot be rejected."""
+    reason = _reason_check(reason, what="A rejection")
+    assignment = _assignment(assignment_id)
+    if assignment.status == Status.REJECTED:
+        return
+    if assignment.status == Status.APPROVED:
+        raise Conflict(
+            f"Assignment {assignment} is approved and paid already; it cannot be rejected.", code="already_approved"
+        )
+    _marketplace_check(assignment)
+    marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=assignment.hit.environment)
+    try:
+        marketplace.assignment_reject(assignment.assignment_id, feedback=reason)
+        status = Status.REJECTED
+    except InvalidState:
+        status = _status_at_marketplace(marketplace, assignment)
+        if status == Status.SUBMITTED:
+            raise
+    review_record(assignment_id=assignment.pk, status=status, reason=reason)
+    if status == Status.APPROVED:
+        raise Conflict(
+            f"Assignment {assignment} was approved (perhaps automatically) before the rejection.",
+            code="already_approved",
+        )
+    WorkerDecision.objects.create(
+        campaign=assignment.task.batch.topic.campaign,
+        worker=assignment.worker,
+        action="reject",
+        reason=f"assignment {assignment.assignment_id}: {reason}",
+        decided_by=decided_by,
+    )
+
+
+def worker_block(*, worker_id: int, campaign_id: int, reason: str, decided_by=None) -> None:
+    """Block the worker at the campaign's marketplace; our HIT pages turn them away too."""
+    reason = _reason_check(reason, what="A block")
+    campaign = Campaign.objects.get(pk=campaign_id)
+    worker = Worker.objects.get(pk=worker_id)
+    get_marketplace(campaign).worker_block(worker.external_id, reason=reason)
+    with transaction.atomic():
+        worker = Worker.objects.select_for_update().get(pk=worker_id)
+        worker.blocked = True
+        worker.block_reason = reason
+        worker.save(update_fields=["blocked", "block_reason"])
+        WorkerDecision.objects.create(
+            campaign=campaign, worker=worker, action="block", reason=reason, decided_by=decided_by
+        )
+
+
+def bonus_grant(*, assignment_id: int, amount: Decimal, reason: str, decided_by=None) -> Bonus:
+    """Record a bonus for the assignment's worker and pay it (see `bonus_send`)."""
+    reason = _reason_check(reason, what="A bonus")
+    if amount < CENT or amount != amount.quantize(CENT):
+        raise ApplicationError(f"A bonus must be at least $0.01, in whole cents, not {amount}.", code="invalid_amount")
+    assignment = _assignment(assignment_id)
+    _marketplace_check(assignment)
+    bonus = Bonus.objects.create(
+        assignment=assignment, amount=amount, reason=reason, token=uuid.uuid4().hex, created_by=decided_by
+    )
+    return bonus_send(bonus_id=bonus.pk)
+
+
+def bonus_send(*, bonus_id: int) -> Bonus:
+    """Pay a recorded bonus once: a repeat is a no-op, and the token guards the marketplace call."""
+    bonuses = Bonus.objects.select_related(
+        "assignment__task__batch__topic__campaign", "assignment__worker", "assignment__hit"
+    )
+    bonus = bonuses.get(pk=bonus_id)
+    if bonus.sent_at is not None:
+        return bonus
+    assignment = bonus.assignment
+    campaign = assignment.task.batch.topic.campaign
+    try:
+        get_marketplace(campaign, environment=assignment.hit.environment).bonus_send(
+            worker_id=assignment.worker.external_id,
+            assignment_id=assignment.assignment_id,
+            amount=bonus.amount,
+            reason=bonus.reason,
+            token=bonus.token,
+        )
+    except DuplicateRequest:
+        pass  # an earlier send with this token was paid; only its record was lost
+    with transaction.atomic():
+        bonus = Bonus.objects.select_for_update().select_related("assignment__worker").get(pk=bonus_id)
+        if bonus.sent_at is None:
+            bonus.sent_at = timezone.now()
+            bonus.save(update_fields=["sent_at"])
+            ledger.bonus_paid(campaign_id=campaign.pk, bonus=bonus)
+            WorkerDecision.objects.create(
+                campaign=campaign,
+                worker=assignment.worker,
+                action="bonus",
+                reason=f"${bonus.amount} for assignment {assignment.assignment_id}: {bonus.reason}",
+                decided_by=bonus.created_by,
+            )
+    return bonus

@@ -1,0 +1,48 @@
+"""Celery entry points for the marketplace: thin, take ids, safe to run twice.
+
+Transient marketplace failures (throttling, service faults, no connection) that outlast
+botocore's own retries are retried here with exponential backoff and jitter; everything a
+run committed before the failure stays, and the next run continues from there.
+"""
+
+from dataclasses import asdict
+
+from celery import shared_task
+from django.db import OperationalError
+
+from crowd.expiry import batch_expire
+from crowd.marketplace import MarketplaceUnavailable
+from crowd.publishing import batch_publish
+from crowd.sync import assignments_sync
+from crowd.worker_quality import campaign_quality_refresh
+
+RETRYING = {
+    "autoretry_for": (MarketplaceUnavailable,),
+    "retry_backoff": True,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
+
+
+@shared_task(**RETRYING)
+def sync_open_hits() -> dict:
+    """Celery beat, every SYNC_INTERVAL_SECONDS."""
+    return asdict(assignments_sync())
+
+
+@shared_task(**RETRYING)
+def publish_batch(batch_id: int, live: bool = False) -> dict:
+    result = batch_publish(batch_id=batch_id, live=live)
+    return {**asdict(result), "cost": str(result.cost)}
+
+
+@shared_task(**RETRYING)
+def expire_batch(batch_id: int) -> dict:
+    return asdict(batch_expire(batch_id=batch_id))
+
+
+@shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def refresh_campaign_quality(campaign_id: int) -> int:
+    """After each sync: recompute worker quality for the campaign; the number excluded."""
+    return len(campaign_quality_refresh(campaign_id=campaign_id))

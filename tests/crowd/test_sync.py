@@ -1,0 +1,296 @@
+"""Assignment sync against the local endpoint: what MTurk holds decides what counts."""
+
+import importlib.machinery
+import sys
+import types
+from datetime import timedelta
+from decimal import Decimal as D
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotation.models import Batch
+from crowd import ledger
+from crowd.answers_xml import InvalidAnswerXML, answer_fields
+from crowd.expiry import batch_expire
+from crowd.localturk import faults
+from crowd.models import HIT, Assignment, LikertLabel, Worker, WorkerQuality
+from crowd.publishing import batch_publish
+from crowd.sync import assignments_sync
+from crowd.tasks import sync_open_hits
+
+from .factories import likert_batch
+
+Verification = Assignment.Verification
+ANSWERS_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd"
+
+
+def _published(*, slots: int = 2, propositions: int = 5, **campaign_fields) -> HIT:
+    """A one-task Likert batch published with `slots` assignments; its HIT."""
+    batch = likert_batch(propositions=propositions, assignments_per_hit=slots, **campaign_fields)
+    batch_publish(batch_id=batch.pk)
+    return HIT.objects.select_related("task__batch__topic__campaign").get(task__batch=batch)
+
+
+def _qc_ran(hit: HIT, worker_id: str) -> None:
+    WorkerQuality.objects.update_or_create(
+        campaign=hit.task.batch.topic.campaign,
+        worker=Worker.objects.get(external_id=worker_id),
+        defaults={"computed_at": timezone.now()},
+    )
+
+
+@pytest.fixture(autouse=True)
+def pipeline_off(request, monkeypatch):
+    """These tests look at sync alone; the ranking pipeline would run QC and publish more."""
+    if "advanced_topics" not in request.fixturenames:
+        monkeypatch.setattr("crowd.sync.topics_advance_after_sync", lambda topic_ids: None)
+
+
+# ---- Answer XML --------------------------------------------------------------------------
+
+
+def test_answer_xml_becomes_form_fields_without_reserved_names():
+    xml = (
+        f'<?xml version="1.0" encoding="ASCII"?><QuestionFormAnswers xmlns="{ANSWERS_NS}">'
+        "<Answer><QuestionIdentifier>rating-7</QuestionIdentifier><FreeText>4</FreeText></Answer>"
+        "<Answer><QuestionIdentifier>assignmentId</QuestionIdentifier><FreeText>X</FreeText></Answer>"
+        "<Answer><QuestionIdentifier>order</QuestionIdentifier><FreeText>3,1,2</FreeText></Answer>"
+        "<Answer><QuestionIdentifier>note</QuestionIdentifier><FreeText>caf&#233; &lt;ok&gt;</FreeText></Answer>"
+        "</QuestionFormAnswers>"
+    )
+    assert answer_fields(xml) == {"rating-7": ["4"], "order": ["3,1,2"], "note": ["café <ok>"]}
+    assert answer_fields("") == {}
+
+
+@pytest.mark.parametrize("xml", ["<QuestionFormAnswers>", '<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>'])
+def test_answer_xml_that_mturk_never_sends_is_refused(xml):
+    with pytest.raises(InvalidAnswerXML):
+        answer_fields(xml)
+
+
+# ---- Matching ----------------------------------------------------------------------------
+
+
+@pytest.mark.mturk
+def test_an_answer_both_we_and_mturk_hold_is_verified(local_turk):
+    hit = _published()
+    assignment_id = local_turk.worker("AWORKERONE0001").complete(hit.hit_id, score=4)
+    assert Assignment.objects.get().verification == Verification.PENDING
+
+    report = assignments_sync()
+
+    stored = Assignment.objects.get()
+    assert (stored.assignment_id, stored.verification, stored.status) == (assignment_id, Verification.VERIFIED, "Submitted")
+    assert stored.counted
+    assert (report.hits, report.verified, report.recovered, report.unverified) == (1, 1, 0, 0)
+    assert report.approved == 0  # no quality control yet, auto-approval is days away
+
+
+@pytest.mark.mturk
+def test_a_forged_submission_is_never_counted(local_turk):
+    hit = _published(slots=2)
+    local_turk.worker("AFORGER0000001").forge(
+        task_uuid=hit.task.uuid, hit_id=hit.hit_id, assignment_id="3FORGEDASSIGNMENT0000000000000", score=5
+    )
+    forged = Assignment.objects.get()
+    assert forged.verification == Verification.PENDING  # our page stored it, as it stores everything
+
+    assignments_sync()
+    forged.refresh_from_db()
+    assert forged.verification == Verification.PENDING  # MTurk may still list it: its deadline is ahead
+
+    for worker_id in ("AWORKERONE0001", "AWORKERTWO0002"):
+        local_turk.worker(worker_id).complete(hit.hit_id)
+    report = assignments_sync()
+
+    forged.refresh_from_db()
+    assert forged.verification == Verification.UNVERIFIED and not forged.counted
+    assert report.unverified == 1 and report.verified == 2
+    counted = [a.worker.external_id for a in Assignment.objects.select_related("worker") if a.counted]
+    assert sorted(counted) == ["AWORKERONE0001", "AWORKERTWO0002"]
+
+
+@pytest.mark.mturk
+def test_a_stored_answer_unknown_to_mturk_after_its_deadline_is_unverified(local_turk):
+    hit = _published(slots=3)
+    local_turk.worker("AFORGER0000001").forge(
+        task_uuid=hit.task.uuid, hit_id=hit.hit_id, assignment_id="3FORGEDASSIGNMENT0000000000000"
+    )
+
+    report = assignments_sync(now=timezone.now() + timedelta(hours=1))  # the 30-minute duration is over
+
+    assert Assignment.objects.get().verification == Verification.UNVERIFIED
+    assert report.unverified == 1
+
+
+@pytest.mark.mturk
+def test_a_submission_only_mturk_received_is_recovered_from_its_answer_xml(local_turk):
+    hit = _published(propositions=5)
+    items = list(hit.task.items.order_by("position").values_list("proposition_id", flat=True))
+    scores = dict(zip(items, [5, 4, 3, 2, 1], strict=True))
+    fields = {"task": str(hit.task.uuid), **{f"rating-{pid}": str(score) for pid, score in scores.items()}}
+    assignment_id = local_turk.worker("ALOSTPOST00001").submit_to_mturk_only(hit.hit_id, fields)
+    assert not Assignment.objects.exists()
+
+    report = assignments_sync()
+
+    recovered = Assignment.objects.get()
+    assert (recovered.assignment_id, recovered.worker.external_id) == (assignment_id, "ALOSTPOST00001")
+    assert recovered.verification == Verification.RECOVERED and recovered.counted
+    assert recovered.hit == hit
+    remote = local_turk.client.get_assignment(AssignmentId=assignment_id)["Assignment"]
+    assert recovered.submitted_at == remote["SubmitTime"]
+    assert dict(LikertLabel.objects.filter(assignment=recovered).values_list("proposition_id", "score")) == scores
+    assert report.recovered == 1
+
+
+@pytest.mark.mturk
+def test_a_copy_that_is_no_answer_to_the_task_is_reported_not_stored(local_turk):
+    hit = _published()
+    local_turk.worker("ASPAMMER000001").submit_to_mturk_only(hit.hit_id, {"comment": "hello"})
+
+    report = assignments_sync()
+
+    assert report.invalid == 1
+    assert not Assignment.objects.exists()
+
+
+@pytest.mark.mturk
+def test_a_hit_the_marketplace_no_longer_knows_is_reported_and_no_longer_synced(local_turk):
+    hit = _published()
+    HIT.objects.filter(pk=hit.pk).update(hit_id="3UNKNOWNHIT0000000000000000000")
+
+    report = assignments_sync()
+
+    assert report.hits == 0 and report.errors[0].startswith("3UNKNOWNHIT0000000000000000000: ")
+    assert HIT.objects.get().deleted
+    assert assignments_sync().errors == []
+
+
+# ---- Approval ----------------------------------------------------------------------------
+
+
+@pytest.mark.mturk
+def test_work_is_approved_once_quality_control_has_run_for_it(local_turk):
+    hit = _published()
+    assignment_id = local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
+    assignments_sync()
+    _qc_ran(hit, "AWORKERONE0001")
+
+    report = assignments_sync()
+
+    assert report.approved == 1
+    assert Assignment.objects.get().status == Assignment.Status.APPROVED
+    remote = local_turk.client.get_assignment(AssignmentId=assignment_id)["Assignment"]
+    assert remote["AssignmentStatus"] == "Approved"
+    money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
+    assert money.spent == D("0.07")
+
+
+@pytest.mark.mturk
+def test_work_is_approved_before_mturk_would_approve_it_automatically(local_turk):
+    hit = _published()
+    local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
+    campaign = hit.task.batch.topic.campaign
+
+    assert assignments_sync().approved == 0
+    near = timezone.now() + timedelta(seconds=campaign.auto_approval_delay_seconds) - timedelta(hours=1)
+    assert assignments_sync(now=near).approved == 1
+    assert Assignment.objects.get().status == Assignment.Status.APPROVED
+
+
+@pytest.mark.mturk
+def test_a_collected_and_reviewed_hit_is_complete_and_deleted(local_turk):
+    hit = _published(slots=2)
+    for worker_id in ("AWORKERONE0001", "AWORKERTWO0002"):
+        local_turk.worker(worker_id).complete(hit.hit_id)
+    assert assignments_sync().completed == 0  # collected, not yet reviewed
+    for worker_id in ("AWORKERONE0001", "AWORKERTWO0002"):
+        _qc_ran(hit, worker_id)
+
+    report = assignments_sync()
+
+    hit.refresh_from_db()
+    assert report.approved == 2 and report.completed == 1
+    assert hit.complete and hit.deleted and hit.status == HIT.Status.DISPOSED
+    assert local_turk.hits() == []
+    money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
+    assert (money.committed, money.spent, money.outstanding) == (D("0.14"), D("0.14"), D("0.00"))
+    assert assignments_sync().hits == 0  # complete HITs are not synced again
+
+
+@pytest.mark.mturk
+def test_expired_hits_release_the_budget_of_slots_nobody_took(local_turk):
+    hit = _published(slots=3)
+    local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
+    out = StringIO()
+
+    call_command("expire_hits", campaign=hit.task.batch.topic.campaign.slug, stdout=out)
+
+    assert "expired 1 HITs" in out.getvalue()
+    remote = local_turk.client.get_hit(HITId=hit.hit_id)["HIT"]
+    assert remote["Expiration"] <= timezone.now() and remote["NumberOfAssignmentsAvailable"] == 0
+    assert Batch.objects.get().status == Batch.Status.EXPIRED
+    _qc_ran(hit, "AWORKERONE0001")
+    report = assignments_sync(now=timezone.now() + timedelta(hours=1))  # past the last possible deadline
+
+    assert report.completed == 1
+    released = ledger.LedgerEntry.objects.get(kind=ledger.Kind.RELEASED)
+    assert released.amount == D("0.14")  # two slots at $0.07
+    money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
+    assert money.committed == money.spent == D("0.07")
+
+
+@pytest.mark.django_db
+def test_expiring_a_batch_releases_what_was_committed_for_unpublished_tasks():
+    batch = likert_batch(propositions=10)
+    campaign = batch.topic.campaign
+    for task in batch.tasks.all():
+        ledger.entry_record(campaign_id=campaign.pk, kind=ledger.Kind.COMMITTED,
+                            reference=ledger.task_reference(task.uuid), amount=D("0.35"))
+
+    result = batch_expire(batch_id=batch.pk)
+
+    assert (result.expired, result.unpublished) == (0, 2)
+    assert ledger.campaign_money(campaign=campaign).committed == D("0.00")
+
+
+# ---- The pipeline hook and retries -------------------------------------------------------
+
+
+@pytest.fixture
+def advanced_topics(monkeypatch):
+    """A stand-in ranking.tasks module; the topic ids its advance_topic.delay received."""
+    advanced = []
+    fake = types.ModuleType("ranking.tasks")
+    fake.__spec__ = importlib.machinery.ModuleSpec("ranking.tasks", None)
+    fake.advance_topic = types.SimpleNamespace(delay=advanced.append)
+    monkeypatch.setitem(sys.modules, "ranking.tasks", fake)
+    return advanced
+
+
+@pytest.mark.mturk
+def test_synced_topics_are_handed_to_the_ranking_pipeline(local_turk, advanced_topics):
+    hit = _published()
+
+    assignments_sync()
+
+    assert advanced_topics == [hit.task.batch.topic_id]
+
+
+@pytest.mark.mturk
+def test_the_sync_task_outlasts_throttling(local_turk, monkeypatch):
+    hit = _published()
+    local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
+    monkeypatch.setattr("crowd.mturk.MAX_ATTEMPTS", 0)
+    monkeypatch.setitem(sync_open_hits.app.conf, "task_eager_propagates", False)
+    faults.inject(throttle=2, operations=["ListAssignmentsForHIT"])
+
+    result = sync_open_hits.delay().get()
+
+    assert result["verified"] == 1
+    assert faults.active() == []
+    assert Assignment.objects.get().verification == Verification.VERIFIED
