@@ -207,10 +207,13 @@ def exclusion_reasons(labels: Iterable[Label], traps: Mapping[Hashable, str] | N
        of them. Traps are evidence, so this step has no cap.
     2. Likert: leave-one-out r on the non-trap labels of the workers still in. Judged are
        workers with r defined, ≥ `min_items` shared items and r < `max_r` (a floor, so good
-       workers are never excluded to fill a quota). Worst first, each is added while the
-       labels (traps included) of all excluded workers — step 1's too — stay ≤
-       `max_label_share` of all labels; it stops at the first worker that would exceed
-       the cap rather than skipping to a smaller one, so the worst go first.
+       workers are never excluded to fill a quota). A worker whose scores are constant on
+       ≥ `min_items` (and ≥ 3) shared items while the others' means vary is judged as
+       r = 0: zero variance carries no information, and a constant 1 passes every trap.
+       Worst first, each is added while the labels (traps included) of all excluded
+       workers — step 1's too — stay ≤ `max_label_share` of all labels; it stops at the
+       first worker that would exceed the cap rather than skipping to a smaller one, so
+       the worst go first.
     3. Comparisons: the same with `comparison_agreement` on the votes of the workers still
        in, `max_agreement` as the floor, `min_items` applied to countable votes, and the
        cap on the share of all votes held by every excluded worker.
@@ -231,13 +234,16 @@ def exclusion_reasons(labels: Iterable[Label], traps: Mapping[Hashable, str] | N
             f"failed {failed[code]} of {seen[code]} traps (score ≥ {fail_at:g})"
 
     trap_excluded = np.array([worker in reasons for worker in table.workers], bool)
-    r, items, *_ = _leave_one_out(
+    r, items, own_constant, others_constant = _leave_one_out(
         table.subset(~_trap_labels(table, traps) & ~trap_excluded[table.worker]))
+    constant = own_constant & ~others_constant & (items >= 3)
+    r = np.where(constant, 0.0, r)
     _add_worst(
         reasons, table.workers, r, judged=(items >= min_items) & (r < max_r),
         load=np.bincount(table.worker, minlength=len(table.workers)),
         cap=max_label_share * len(table.score),
-        describe=lambda code: f"leave-one-out r = {r[code]:.2f} on {items[code]} items, "
+        describe=lambda code: f"leave-one-out r = {r[code]:.2f} on {items[code]} items"
+                              f"{' (constant scores)' if constant[code] else ''}, "
                               f"below {max_r:g}; worst first within "
                               f"{max_label_share:.0%} of labels")
 

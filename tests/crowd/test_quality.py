@@ -2,8 +2,6 @@
 simulated crowd with spammers."""
 
 import math
-import random
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +21,7 @@ from crowd.quality import (
     leave_one_out_details,
     trap_report,
 )
+from tests.crowd.simulated_crowd import correlation_with_truth, simulated_crowd
 
 # Three workers on four items:   i1 i2 i3 i4
 #                             A   1  2  3  4
@@ -215,6 +214,27 @@ def test_exclusions_on_comparisons_with_untouched_orderings():
                       untouched={"lazy": 8}) == {"contrary"}
 
 
+def test_exclusions_judge_a_constant_worker_as_r_zero():
+    # "flat" answers 1 everywhere, traps included, so no trap catches it; its r is
+    # undefined (zero variance) and counts as 0 for exclusion: after "rev" (-1), before
+    # "weak" (0 < r < 0.5). 21 workers × 10 labels + 2 trap labels per worker = 252
+    # labels: a 10 % cap (25.2) holds two workers of 12 labels, 15 % (37.8) three.
+    traps = {"t1": "obvious", "t2": "subtle"}
+    labels = crowd({"rev": REVERSED, "flat": [1] * 10, "weak": WEAK})
+    labels += [(worker, trap, 1) for worker in {w for w, _, _ in labels} for trap in traps]
+    assert leave_one_out(labels)["flat"] is None
+    reasons = exclusion_reasons(labels, traps, max_label_share=0.10)
+    assert list(reasons) == ["rev", "flat"]
+    assert reasons["flat"].startswith("leave-one-out r = 0.00 on 10 items (constant scores)")
+    assert exclusions(labels, traps, max_label_share=0.15) == {"rev", "flat", "weak"}
+
+
+def test_exclusions_judge_a_constant_worker_only_on_enough_items():
+    labels = crowd({"flat": [3] * 4})
+    assert exclusions(labels, max_label_share=0.5) == set()
+    assert exclusions(labels, max_label_share=0.5, min_items=4) == {"flat"}
+
+
 def test_exclusions_returns_the_workers_of_exclusion_reasons():
     labels = crowd({"rev": REVERSED, "noisy": NOISY})
     reasons = exclusion_reasons(labels, max_label_share=0.1)
@@ -259,45 +279,6 @@ def test_worker_statistics_never_raise_on_small_inputs(labels):
     for share in comparison_agreement(votes).values():
         assert share is None or 0.0 <= share <= 1.0
     exclusions(labels, {0: "obvious"}, votes, max_label_share=0.5, min_items=1)
-
-
-def simulated_crowd(seed: int):
-    """200 Likert HITs of five propositions, five assignments each (1,000 items, 5,000
-    labels) from 30 workers picked uniformly per assignment. Latent importance t ~ N(0, 1);
-    a good worker answers round(3 + t + noise), noise SD 0.5-1.0, clipped to 1..5. Three
-    spammers (10 %): two answer uniformly at random, one always clicks the first option
-    (5, "extremely important"). One HIT in five carries a trap (t = -3)."""
-    rng = random.Random(seed)
-    workers = [f"W{k:02d}" for k in range(30)]
-    spammers = {"W00": "uniform", "W01": "uniform", "W02": "constant"}
-    noise = {worker: rng.uniform(0.5, 1.0) for worker in workers}
-    truth, traps, labels = {}, {}, []
-    for hit in range(200):
-        items = [f"h{hit}-p{k}" for k in range(5)]
-        truth.update((item, rng.gauss(0, 1)) for item in items)
-        if rng.random() < 0.2:
-            traps[items[0]] = rng.choice(["obvious", "subtle"])
-            truth[items[0]] = -3.0
-        for worker in rng.sample(workers, 5):
-            for item in items:
-                if spammers.get(worker) == "uniform":
-                    score = rng.randint(1, 5)
-                elif spammers.get(worker) == "constant":
-                    score = 5
-                else:
-                    score = min(5, max(1, round(3 + truth[item] + rng.gauss(0, noise[worker]))))
-                labels.append((worker, item, score))
-    return labels, truth, traps, set(spammers)
-
-
-def correlation_with_truth(labels, truth, traps, excluded) -> float:
-    scores = {}
-    for worker, item, score in labels:
-        if worker not in excluded and item not in traps:
-            scores.setdefault(item, []).append(score)
-    items = sorted(scores)
-    return statistics.correlation([statistics.fmean(scores[item]) for item in items],
-                                  [truth[item] for item in items])
 
 
 # Seeds where leave-one-out r, not only the traps, excludes spammers (1, 2 and 2 of them).

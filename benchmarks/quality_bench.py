@@ -1,0 +1,190 @@
+"""Quality-control benchmark: the QC job (`campaign_quality_refresh`) end to end on
+PostgreSQL with 250,000 Likert labels — 50,000 propositions × 5 workers, from 300 workers
+(10 % spammers), 1 % of the propositions traps — with the time split by phase.
+
+    .venv/bin/python benchmarks/quality_bench.py [--propositions 50000] [--workers 300]
+
+PostgreSQL is started on loopback by the test tooling (tests/services.py); a fresh database
+is migrated and filled with raw COPYs, then analysed, in a child process. The job runs
+twice: first on a campaign without worker rows (every row inserted, every exclusion
+recorded), then again (every row updated, nothing to record). Targets: total ≤ 5 s, of
+which the computation ≤ 1 s. Last, the time the campaign's report page spends computing
+its statistics (no target).
+"""
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ASSIGNMENTS_PER_TASK = 5
+GROUP_SIZE = 5
+TOPICS = 25
+TRAP_SHARE = 0.01
+SPAMMER_SHARE = 0.10
+TARGETS = {"compute": 1.0, "total": 5.0}
+PHASES = ("fetch", "compute", "write", "total")
+
+
+def copy_rows(cursor, model, columns: list[str], rows) -> None:
+    """COPY rows (tuples of text-able values; None is NULL) into the model's table."""
+    buffer = io.StringIO()
+    for row in rows:
+        buffer.write("\t".join(r"\N" if value is None else str(value) for value in row) + "\n")
+    buffer.seek(0)
+    cursor.copy_expert(f"COPY {model._meta.db_table} ({', '.join(columns)}) FROM STDIN", buffer)
+
+
+def campaign_fill(propositions: int, workers: int, seed: int = 2017) -> dict:
+    """Propositions, Likert tasks of five, five assignments per task and their labels, by
+    COPY. Good workers answer round(3 + t + noise), spammers uniformly; traps t = −3."""
+    import numpy as np
+    from django.db import connection
+    from django.utils import timezone
+
+    from annotation.campaigns import campaign_create
+    from annotation.models import Batch, Proposition, Task, TaskItem, Topic
+    from crowd.models import Assignment, LikertLabel, Worker
+
+    rng = np.random.default_rng(seed)
+    campaign = campaign_create(slug="bench", name="Quality benchmark")
+    topics = [Topic.objects.create(campaign=campaign, key=f"topic-{k:02d}").pk for k in range(TOPICS)]
+    batches = [Batch.objects.create(topic_id=topic, kind=Batch.Kind.LIKERT).pk for topic in topics]
+    crowd = Worker.objects.bulk_create(Worker(external_id=f"A{k:012d}BENCH") for k in range(workers))
+    worker_ids = np.array([worker.pk for worker in crowd])
+    spammers = set(worker_ids[: int(SPAMMER_SHARE * workers)].tolist())
+    noise = rng.uniform(0.5, 1.0, workers)
+
+    now = timezone.now().isoformat()
+    truth = rng.normal(0, 1, propositions)
+    is_trap = rng.random(propositions) < TRAP_SHARE
+    truth[is_trap] = -3.0
+    tasks = propositions // GROUP_SIZE
+    topic_of_task = np.arange(tasks) * TOPICS // tasks
+    chosen = np.argsort(rng.random((tasks, workers)), axis=1)[:, :ASSIGNMENTS_PER_TASK]  # distinct per task
+    with connection.cursor() as cursor:
+        raw = cursor.cursor
+        copy_rows(raw, Proposition, ["id", "topic_id", "subject", "relation", "object", "normalized", "source",
+                                     "external_id", "trap_kind", "created_at"], (
+            (p + 1, topics[topic_of_task[p // GROUP_SIZE]], f"Statement {p}", "matters", "",
+             f"statement {p} – matters", "", f"p{p}", ("obvious", "subtle")[p % 2] if is_trap[p] else "none", now)
+            for p in range(propositions)))
+        copy_rows(raw, Task, ["id", "uuid", "batch_id", "kind", "position", "assignments_needed", "created_at"], (
+            (t + 1, uuid.uuid4(), batches[topic_of_task[t]], "likert", t, ASSIGNMENTS_PER_TASK, now)
+            for t in range(tasks)))
+        copy_rows(raw, TaskItem, ["id", "task_id", "proposition_id", "position"], (
+            (p + 1, p // GROUP_SIZE + 1, p + 1, p % GROUP_SIZE) for p in range(propositions)))
+        copy_rows(raw, Assignment, ["id", "task_id", "worker_id", "assignment_id", "status", "verification", "answer",
+                                    "untouched", "submitted_at", "reject_reason"], (
+            (t * ASSIGNMENTS_PER_TASK + a + 1, t + 1, worker_ids[chosen[t, a]], f"ASG{t:09d}{a}", "Submitted",
+             "verified", "{}", "false", now, "")
+            for t in range(tasks) for a in range(ASSIGNMENTS_PER_TASK)))
+        labels = []
+        for t in range(tasks):
+            for a in range(ASSIGNMENTS_PER_TASK):
+                worker = chosen[t, a]
+                items = np.arange(t * GROUP_SIZE, (t + 1) * GROUP_SIZE)
+                if worker_ids[worker] in spammers:
+                    scores = rng.integers(1, 6, GROUP_SIZE)
+                else:
+                    scores = np.clip(np.rint(3 + truth[items] + rng.normal(0, noise[worker], GROUP_SIZE)), 1, 5)
+                assignment = t * ASSIGNMENTS_PER_TASK + a + 1
+                labels += [(assignment, worker_ids[worker], item + 1, int(score)) for item, score in zip(items, scores)]
+        copy_rows(raw, LikertLabel, ["assignment_id", "worker_id", "proposition_id", "score"], labels)
+        cursor.execute("ANALYZE")
+    return {"campaign_id": campaign.pk, "labels": len(labels), "traps": int(is_trap.sum()), "spammers": spammers}
+
+
+def child(propositions: int, workers: int) -> dict:
+    """Runs inside a fresh process with DATABASE_URL set to an empty database."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.core.management import call_command
+
+    from annotation.models import Campaign
+    from crowd.quality_report import campaign_quality_report
+    from crowd.worker_quality import campaign_quality_refresh
+
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    filled = campaign_fill(propositions, workers)
+    fill_seconds = time.perf_counter() - started
+    runs = []
+    for _ in range(2):
+        timings = {}
+        excluded = campaign_quality_refresh(campaign_id=filled["campaign_id"], timings=timings)
+        runs.append(timings)
+    started = time.perf_counter()
+    campaign_quality_report(Campaign.objects.get(pk=filled["campaign_id"]))
+    report_seconds = time.perf_counter() - started
+    return {
+        "labels": filled["labels"], "traps": filled["traps"], "fill_seconds": fill_seconds, "runs": runs,
+        "excluded": len(excluded), "excluded_spammers": len(excluded & filled["spammers"]),
+        "spammers": len(filled["spammers"]), "report_seconds": report_seconds,
+    }
+
+
+def fresh_postgres_database(server_url: str, name: str) -> str:
+    import psycopg2
+
+    connection = psycopg2.connect(server_url.rsplit("/", 1)[0] + "/postgres")
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
+        cursor.execute(f"CREATE DATABASE {name}")
+    connection.close()
+    return server_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def report(result: dict, propositions: int, workers: int) -> None:
+    print(f"PostgreSQL: {result['labels']:,} Likert labels ({propositions:,} propositions × {ASSIGNMENTS_PER_TASK}) "
+          f"from {workers} workers, {result['traps']} traps; filled by COPY in {result['fill_seconds']:.1f} s")
+    print(f"{'phase':<9}{'first run':>11}{'repeat':>10}   target")
+    for phase in PHASES:
+        first, repeat = (run[phase] for run in result["runs"])
+        target = f"<= {TARGETS[phase]:g} s" if phase in TARGETS else ""
+        print(f"{phase:<9}{first:>9.3f} s{repeat:>8.3f} s   {target}")
+    print(f"excluded: {result['excluded']} workers, {result['excluded_spammers']} of the "
+          f"{result['spammers']} spammers (default 5 % cap)")
+    print(f"campaign report page statistics (campaign_quality_report): {result['report_seconds']:.3f} s (no target)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--propositions", type=int, default=50_000)
+    parser.add_argument("--workers", type=int, default=300)
+    parser.add_argument("--child", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.propositions, args.workers)))
+        return
+    from tests.services import postgres
+
+    with tempfile.TemporaryDirectory(prefix="salience-bench-") as workdir:
+        pg_dir = Path(workdir) / "pg"
+        pg_dir.mkdir(parents=True)
+        os.chmod(workdir, 0o755)
+        with postgres(pg_dir) as server_url:
+            env = dict(os.environ, DATABASE_URL=fresh_postgres_database(server_url, "bench_quality"))
+            env.pop("CELERY_BROKER_URL", None)
+            output = subprocess.run(
+                [sys.executable, __file__, "--child", "--propositions", str(args.propositions),
+                 "--workers", str(args.workers)],
+                env=env, check=True, capture_output=True, text=True, cwd=ROOT,
+            ).stdout
+            report(json.loads(output.strip().splitlines()[-1]), args.propositions, args.workers)
+
+
+if __name__ == "__main__":
+    main()

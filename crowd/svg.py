@@ -1,0 +1,230 @@
+"""Small server-side SVG charts for report pages: histograms, line plots (with optional
+error bars and reference lines) and intervals. No JavaScript and no external requests.
+
+Every chart is an `<svg role="img">` whose `aria-label`, `<title>` and `<desc>` say what it
+shows, so a screen reader gets the figures, not a picture. Colours come from the page's
+stylesheet through classes (`chart-bar`, `chart-line-0`, ...) with inline fallbacks. The
+functions return SafeStrings: every piece of text is escaped here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+from django.utils.safestring import SafeString, mark_safe
+
+WIDTH, HEIGHT = 520, 300
+LEFT, RIGHT, TOP, BOTTOM = 56, 16, 32, 52
+PALETTE = ("#2456a6", "#b42318", "#1f7a3d", "#9a5b00", "#6b3fa0")
+
+Point = tuple[float, float] | tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """Maps data coordinates onto the plotting area inside the margins."""
+
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+
+    def x(self, value: float) -> float:
+        return LEFT + (value - self.x_low) / (self.x_high - self.x_low) * (WIDTH - LEFT - RIGHT)
+
+    def y(self, value: float) -> float:
+        return HEIGHT - BOTTOM - (value - self.y_low) / (self.y_high - self.y_low) * (HEIGHT - TOP - BOTTOM)
+
+
+def histogram_svg(values: Iterable[float], bins: int = 20, *, value_range: tuple[float, float] | None = None,
+                  cutoff: float | None = None, cutoff_label: str = "cut-off", title: str,
+                  x_label: str, y_label: str = "count") -> SafeString:
+    """Bars of `bins` equal-width bins over `value_range` (default: the values' range); a
+    dashed vertical line at `cutoff`. Non-finite values are left out."""
+    data = np.array([value for value in values if value is not None and math.isfinite(value)], float)
+    low, high = value_range or ((data.min(), data.max()) if data.size else (0.0, 1.0))
+    if high <= low:
+        low, high = low - 0.5, high + 0.5
+    counts, edges = np.histogram(data, bins=bins, range=(low, high))
+    frame = _Frame(low, high, 0.0, max(1.0, float(counts.max(initial=0))))
+    parts = _axes(frame, x_label, y_label, integer_y=True)
+    for count, left, right in zip(counts, edges[:-1], edges[1:]):
+        if count:
+            top = frame.y(count)
+            parts.append(
+                f'<rect class="chart-bar" fill="{PALETTE[0]}" x="{frame.x(left) + 0.5:.1f}" y="{top:.1f}" '
+                f'width="{max(frame.x(right) - frame.x(left) - 1, 1):.1f}" height="{frame.y(0) - top:.1f}">'
+                f"<title>{_number(left)} to {_number(right)}: {count}</title></rect>"
+            )
+    summary = f"{data.size} values in {bins} bins from {_number(low)} to {_number(high)}"
+    if cutoff is not None:
+        parts.append(_vertical_line(frame, cutoff, f"{cutoff_label} {cutoff:.2f}"))
+        summary += f"; {cutoff_label} {cutoff:.2f}"
+    if not data.size:
+        parts.append(_no_data())
+    return _svg(title, summary + ".", parts)
+
+
+def line_svg(series: Mapping[str, Sequence[Point]], *, title: str, x_label: str, y_label: str,
+             x_range: tuple[float, float] | None = None, y_range: tuple[float, float] | None = None,
+             references: Mapping[str, float] | None = None) -> SafeString:
+    """One line with point markers per named series; a point `(x, y, error)` also gets an
+    error bar y ± error. Points with a non-finite y are left out (the line skips them).
+    `references` draws labelled dashed horizontal lines (e.g. published figures)."""
+    clean = {name: [point for point in points if math.isfinite(point[1])] for name, points in series.items()}
+    references = references or {}
+    frame = _Frame(*(x_range or _extent(point[0] for points in clean.values() for point in points)),
+                   *(y_range or _extent([*_y_extremes(clean), *references.values()])))
+    integer_x = all(float(point[0]).is_integer() for points in clean.values() for point in points)
+    parts = _axes(frame, x_label, y_label, integer_x=integer_x)
+    for label, value in references.items():
+        parts.append(_horizontal_line(frame, value, label))
+    described = []
+    for index, (name, points) in enumerate(clean.items()):
+        colour = PALETTE[index % len(PALETTE)]
+        parts.extend(_series(frame, points, index, colour))
+        described.append(f"{name}: " + ", ".join(_describe(point) for point in points))
+        if len(clean) > 1:
+            x = LEFT + index * 140
+            parts.append(f'<rect x="{x}" y="6" width="10" height="10" fill="{colour}"></rect>'
+                         f'<text x="{x + 14}" y="15">{escape(name)}</text>')
+    if not any(clean.values()):
+        parts.append(_no_data())
+    return _svg(title, "; ".join(described) or "no data", parts)
+
+
+def interval_svg(intervals: Sequence[tuple[float, float, float, str]], *, title: str, x_label: str,
+                 y_label: str, x_range: tuple[float, float] | None = None) -> SafeString:
+    """A marker at y with a bar from y − error to y + error per `(x, y, error, name)`, not
+    joined by a line: e.g. TrueSkill μ ± σ by rank. `name` is the point's tooltip.
+    Intervals with a non-finite y or error are left out."""
+    clean = [item for item in intervals if math.isfinite(item[1]) and math.isfinite(item[2])]
+    frame = _Frame(*(x_range or _extent(item[0] for item in clean)),
+                   *_extent([value for _x, y, error, _name in clean for value in (y - error, y + error)]))
+    integer_x = all(float(item[0]).is_integer() for item in clean)
+    parts = _axes(frame, x_label, y_label, integer_x=integer_x)
+    for x_value, y_value, error, name in clean:
+        x, y = frame.x(x_value), frame.y(y_value)
+        low, high = frame.y(y_value - error), frame.y(y_value + error)
+        parts.append(
+            f'<g class="chart-interval"><title>{escape(name)}: {_number(y_value)} ± {_number(error)}</title>'
+            f'<path stroke="{PALETTE[0]}" d="M{x:.1f},{low:.1f}V{high:.1f}"></path>'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{PALETTE[0]}"></circle></g>'
+        )
+    if not clean:
+        parts.append(_no_data())
+        return _svg(title, "no data", parts)
+    centres = [item[1] for item in clean]
+    errors = [item[2] for item in clean]
+    summary = (f"{len(clean)} intervals; centres from {_number(min(centres))} to {_number(max(centres))}, "
+               f"half-widths from {_number(min(errors))} to {_number(max(errors))}")
+    return _svg(title, summary, parts)
+
+
+def _series(frame: _Frame, points: Sequence[Point], index: int, colour: str) -> list[str]:
+    parts = []
+    if len(points) > 1:
+        path = " ".join(f"{frame.x(p[0]):.1f},{frame.y(p[1]):.1f}" for p in points)
+        parts.append(f'<polyline class="chart-line-{index}" fill="none" stroke="{colour}" stroke-width="2" '
+                     f'points="{path}"></polyline>')
+    for point in points:
+        x, y = frame.x(point[0]), frame.y(point[1])
+        if len(point) > 2 and math.isfinite(point[2]):
+            low, high = frame.y(point[1] - point[2]), frame.y(point[1] + point[2])
+            parts.append(f'<path stroke="{colour}" d="M{x:.1f},{low:.1f}V{high:.1f}M{x - 4:.1f},{low:.1f}h8'
+                         f'M{x - 4:.1f},{high:.1f}h8"></path>')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}">'
+                     f"<title>{_describe(point)}</title></circle>")
+    return parts
+
+
+def _describe(point: Point) -> str:
+    text = f"({_number(point[0])}, {_number(point[1])}"
+    if len(point) > 2 and math.isfinite(point[2]):
+        text += f" ± {_number(point[2])}"
+    return text + ")"
+
+
+def _y_extremes(series: Mapping[str, Sequence[Point]]) -> list[float]:
+    values = []
+    for points in series.values():
+        for point in points:
+            error = point[2] if len(point) > 2 and math.isfinite(point[2]) else 0.0
+            values += [point[1] - error, point[1] + error]
+    return values
+
+
+def _extent(values: Iterable[float]) -> tuple[float, float]:
+    values = [value for value in values if math.isfinite(value)]
+    if not values:
+        return 0.0, 1.0
+    low, high = min(values), max(values)
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+def _ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About `count` round tick values (1, 2 or 5 × 10^k apart) within [low, high]."""
+    raw = (high - low) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    return [round(first + k * step, 10) for k in range(int((high - first) / step + 1e-9) + 1)]
+
+
+def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, integer_y: bool = False
+          ) -> list[str]:
+    bottom, right = HEIGHT - BOTTOM, WIDTH - RIGHT
+    parts = [f'<path class="chart-axis" stroke="#5a6474" fill="none" d="M{LEFT},{TOP}V{bottom}H{right}"></path>']
+    for tick in _ticks(frame.x_low, frame.x_high):
+        if integer_x and tick != int(tick):
+            continue
+        x = frame.x(tick)
+        parts.append(f'<path stroke="#5a6474" d="M{x:.1f},{bottom}v5"></path>'
+                     f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle">{_number(tick)}</text>')
+    for tick in _ticks(frame.y_low, frame.y_high):
+        if integer_y and tick != int(tick):
+            continue
+        y = frame.y(tick)
+        parts.append(f'<path stroke="#d9dde3" d="M{LEFT},{y:.1f}H{right}"></path>'
+                     f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
+    parts.append(f'<text x="{(LEFT + right) / 2}" y="{HEIGHT - 10}" text-anchor="middle">{escape(x_label)}</text>')
+    parts.append(f'<text transform="translate(14 {(TOP + bottom) / 2}) rotate(-90)" text-anchor="middle">'
+                 f"{escape(y_label)}</text>")
+    return parts
+
+
+def _vertical_line(frame: _Frame, value: float, label: str) -> str:
+    x = frame.x(min(max(value, frame.x_low), frame.x_high))
+    return (f'<path class="chart-marker" stroke="#b42318" stroke-width="2" stroke-dasharray="6 4" '
+            f'd="M{x:.1f},{TOP - 6}V{HEIGHT - BOTTOM}"></path>'
+            f'<text x="{x + 4:.1f}" y="{TOP - 10}" fill="#b42318">{escape(label)}</text>')
+
+
+def _horizontal_line(frame: _Frame, value: float, label: str) -> str:
+    y = frame.y(value)
+    return (f'<path class="chart-marker" stroke="#9a5b00" stroke-dasharray="6 4" d="M{LEFT},{y:.1f}H{WIDTH - RIGHT}">'
+            f'</path><text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#9a5b00">'
+            f"{escape(label)}</text>")
+
+
+def _no_data() -> str:
+    return (f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
+            'text-anchor="middle" class="muted">no data yet</text>')
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _svg(title: str, summary: str, parts: list[str]) -> SafeString:
+    label = escape(f"{title}. {summary}")
+    return mark_safe(
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{label}" '
+        f'class="chart" font-family="system-ui, sans-serif" font-size="12">'
+        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>"
+        + "".join(parts) + "</svg>"
+    )

@@ -1,0 +1,291 @@
+"""Worker quality control in the app: recompute every worker's figures for a campaign from
+its counted labels, store them, record each change of status, and let an admin override.
+
+The statistics are the pure core's (`crowd.quality`, after Falke & Gurevych 2017); this
+module fetches, stores and audits. Counted means what aggregation counts: assignments the
+marketplace did not disown (verification ≠ unverified) and did not reject. Excluded
+workers' labels stay in the database; aggregation leaves out `excluded_worker_ids`.
+"""
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from operator import itemgetter
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.models import Campaign, Proposition
+from config.errors import ApplicationError, NotFound
+from crowd.models import Assignment, Comparison, LikertLabel, Worker, WorkerDecision, WorkerQuality
+from crowd.quality import comparison_agreement, exclusion_reasons, leave_one_out_details, trap_report
+from crowd.review import assignment_reject, worker_block
+
+logger = logging.getLogger(__name__)
+
+TRAP_FAIL_AT = 3  # a trap rated "moderately important" (3) or higher is failed
+LOO_FLOOR = 0.5  # leave-one-out r at or above this never excludes a worker
+AGREEMENT_FLOOR = 0.6  # nor does a comparison agreement at or above this
+
+EXCLUDED = Q(override_status=WorkerQuality.Status.EXCLUDED) | Q(
+    override_status="", computed_status=WorkerQuality.Status.EXCLUDED
+)
+COMPUTED_FIELDS = [
+    "labels", "items", "loo_r", "traps_seen", "traps_failed", "votes", "comparison_agreement",
+    "untouched_orderings", "computed_status", "computed_at",
+]
+OVERRIDE_ACTIONS = {
+    WorkerQuality.Status.OK: "override_included",
+    WorkerQuality.Status.EXCLUDED: "override_excluded",
+    "": "override_cleared",
+}
+REJECT_FEEDBACK = (
+    "Every attention-check statement in this HIT (such as \"This sentence is not important\") "
+    "was rated as important, so the answers cannot be used."
+)
+
+
+@dataclass(frozen=True)
+class CountedLabels:
+    """The counted labels of a campaign or topic, keyed by worker and proposition ids."""
+
+    ratings: list[tuple[int, int, int]]  # (worker, proposition, score) on non-trap propositions
+    trap_labels: list[tuple[int, int, int]]  # the same on traps
+    traps: dict[int, str]  # trap proposition -> "obvious" | "subtle"
+    votes: list[tuple[int, int, int, int]]  # (worker, winner, loser, winner), untouched left out
+    votes_per_worker: Counter  # every counted vote, untouched ones included
+    untouched_votes: Counter  # worker -> votes from orderings submitted untouched
+    untouched_orderings: Counter  # worker -> orderings submitted untouched
+
+    @property
+    def likert(self) -> list[tuple[int, int, int]]:
+        return self.ratings + self.trap_labels
+
+
+def counted_labels(*, campaign_id: int, topic_id: int | None = None) -> CountedLabels:
+    """The counted labels of the campaign, or of one of its topics: three queries, whatever
+    the number of workers or labels."""
+    scope = {"topic_id": topic_id} if topic_id is not None else {"topic__campaign_id": campaign_id}
+    not_counted = Q(assignment__verification=Assignment.Verification.UNVERIFIED) | Q(
+        assignment__status=Assignment.Status.REJECTED
+    )
+    likert = list(
+        LikertLabel.objects.filter(**{f"proposition__{key}": value for key, value in scope.items()})
+        .exclude(not_counted)
+        .values_list("worker_id", "proposition_id", "score")
+    )
+    traps = dict(
+        Proposition.objects.filter(**scope).exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", "trap_kind")
+    )
+    ratings, trap_labels = [], []
+    for label in likert:
+        (trap_labels if label[1] in traps else ratings).append(label)
+    votes, per_worker, untouched_votes, orderings = [], Counter(), Counter(), set()
+    rows = (
+        Comparison.objects.filter(**{f"winner__{key}": value for key, value in scope.items()})
+        .exclude(not_counted)
+        .values_list("worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched")
+    )
+    for worker, winner, loser, assignment, untouched in rows:
+        per_worker[worker] += 1
+        if untouched:
+            untouched_votes[worker] += 1
+            orderings.add((worker, assignment))
+        else:
+            votes.append((worker, winner, loser, winner))
+    return CountedLabels(
+        ratings, trap_labels, traps, votes, per_worker, untouched_votes, Counter(worker for worker, _ in orderings)
+    )
+
+
+def campaign_quality_refresh(*, campaign_id: int, timings: dict | None = None) -> set[int]:
+    """Recompute and store every worker's quality figures for the campaign; returns the ids
+    of the excluded workers (overrides applied). Records a WorkerDecision for each worker
+    whose computed status changed, and schedules the campaign's optional policies (block
+    excluded workers, reject assignments that failed every trap) for after commit.
+
+    Runs under a lock on the campaign row, so concurrent refreshes queue up. `timings`,
+    when given, receives the seconds spent per phase: fetch, compute, write, total."""
+    stopwatch = _Stopwatch(timings)
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
+        if campaign is None:
+            raise NotFound(f"There is no campaign {campaign_id}.")
+        data = counted_labels(campaign_id=campaign_id)
+        stopwatch.lap("fetch")
+        rows, reasons = _quality_rows(campaign, data)
+        stopwatch.lap("compute")
+        excluded = _quality_rows_write(campaign, rows, reasons)
+        _block_policy_schedule(campaign)
+        _reject_policy_schedule(campaign)
+        stopwatch.lap("write")
+    stopwatch.total()
+    return excluded
+
+
+def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQuality], dict[int, str]]:
+    """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons."""
+    reasons = exclusion_reasons(
+        data.likert, data.traps, data.votes, campaign.qc_max_label_share, campaign.qc_min_items,
+        fail_at=TRAP_FAIL_AT, max_r=LOO_FLOOR, max_agreement=AGREEMENT_FLOOR, untouched=data.untouched_votes,
+    )
+    correlations = leave_one_out_details(data.ratings)
+    traps = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT).workers  # only trap labels count
+    agreement = comparison_agreement(data.votes)
+    labels = Counter(map(itemgetter(0), data.ratings)) + Counter(map(itemgetter(0), data.trap_labels))
+    now = timezone.now()
+    rows = []
+    for worker in sorted(set(labels) | set(data.votes_per_worker)):
+        correlation = correlations.get(worker)
+        trap = traps.get(worker)
+        rows.append(WorkerQuality(
+            campaign=campaign, worker_id=worker, labels=labels[worker],
+            items=correlation.items if correlation else 0, loo_r=correlation.r if correlation else None,
+            traps_seen=trap.seen if trap else 0, traps_failed=trap.failed if trap else 0,
+            votes=data.votes_per_worker[worker], comparison_agreement=agreement.get(worker),
+            untouched_orderings=data.untouched_orderings[worker],
+            computed_status=WorkerQuality.Status.EXCLUDED if worker in reasons else WorkerQuality.Status.OK,
+            computed_at=now,
+        ))
+    return rows, reasons
+
+
+def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: dict[int, str]) -> set[int]:
+    """Upsert the rows, reset workers who no longer have counted labels, record each change
+    of computed status. Returns the excluded worker ids (overrides applied)."""
+    stored = {
+        worker: (computed, override)
+        for worker, computed, override in WorkerQuality.objects.filter(campaign=campaign).values_list(
+            "worker_id", "computed_status", "override_status"
+        )
+    }
+    present = {row.worker_id for row in rows}
+    rows += [WorkerQuality(campaign=campaign, worker_id=worker, computed_at=timezone.now())
+             for worker in sorted(set(stored) - present)]
+    WorkerQuality.objects.bulk_create(
+        rows, batch_size=1000, update_conflicts=True, unique_fields=["campaign", "worker"],
+        update_fields=COMPUTED_FIELDS,
+    )
+    decisions, excluded = [], set()
+    for row in rows:
+        was, override = stored.get(row.worker_id, (WorkerQuality.Status.OK, ""))
+        if (override or row.computed_status) == WorkerQuality.Status.EXCLUDED:
+            excluded.add(row.worker_id)
+        if row.computed_status == was:
+            continue
+        if row.computed_status == WorkerQuality.Status.EXCLUDED:
+            decisions.append(WorkerDecision(
+                campaign=campaign, worker_id=row.worker_id, action="excluded", reason=reasons[row.worker_id]))
+        else:
+            decisions.append(WorkerDecision(
+                campaign=campaign, worker_id=row.worker_id, action="included",
+                reason="No exclusion rule applies any longer." if row.worker_id in present
+                else "No counted labels or votes left in this campaign.",
+            ))
+    WorkerDecision.objects.bulk_create(decisions)
+    return excluded
+
+
+def worker_quality_override(*, campaign_id: int, worker_id: int, status: str, reason: str, user) -> WorkerQuality:
+    """Set (status "ok" or "excluded") or clear (status "") an admin's decision on a worker,
+    which takes precedence over the computed one. The reason is required and recorded with
+    the user in a WorkerDecision. The campaign's block policy applies to the result."""
+    if status not in OVERRIDE_ACTIONS:
+        raise ApplicationError(f"{status!r} is not a status: use ok, excluded or an empty one.", code="invalid_status")
+    reason = reason.strip()
+    if not reason:
+        raise ApplicationError("Give a reason for the override: it is recorded with your name.", code="reason_required")
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
+        if campaign is None or not Worker.objects.filter(pk=worker_id).exists():
+            raise NotFound(f"There is no worker {worker_id} in campaign {campaign_id}.")
+        quality, _ = WorkerQuality.objects.get_or_create(campaign=campaign, worker_id=worker_id)
+        quality.override_status, quality.override_reason = status, reason if status else ""
+        quality.save(update_fields=["override_status", "override_reason"])
+        WorkerDecision.objects.create(
+            campaign=campaign, worker_id=worker_id, action=OVERRIDE_ACTIONS[status], reason=reason, decided_by=user
+        )
+        _block_policy_schedule(campaign)
+    return quality
+
+
+def excluded_worker_ids(campaign_id: int) -> set[int]:
+    """The workers whose labels aggregation leaves out: excluded by quality control unless
+    an admin included them, or excluded by an admin."""
+    return set(WorkerQuality.objects.filter(EXCLUDED, campaign_id=campaign_id).values_list("worker_id", flat=True))
+
+
+def _block_policy_schedule(campaign: Campaign) -> None:
+    """With the campaign's block policy on (off by default): after commit, block at the
+    marketplace every excluded worker not blocked yet. Asking again at every refresh makes
+    a failed call heal on the next one."""
+    if not campaign.qc_block_excluded:
+        return
+    workers = list(
+        WorkerQuality.objects.filter(EXCLUDED, campaign=campaign, worker__blocked=False)
+        .order_by("worker_id")
+        .values_list("worker_id", flat=True)
+    )
+    if workers:
+        reason = f"Excluded by quality control in campaign {campaign.slug}."
+        transaction.on_commit(lambda: _each("block worker", workers, lambda pk: worker_block(
+            worker_id=pk, campaign_id=campaign.pk, reason=reason, decided_by=None)))
+
+
+def _reject_policy_schedule(campaign: Campaign) -> None:
+    """With the campaign's reject policy on (off by default): after commit, reject the
+    submitted assignments that failed every trap they carried."""
+    if not campaign.qc_reject_failed_traps:
+        return
+    assignments = failed_trap_assignment_ids(campaign_id=campaign.pk)
+    if assignments:
+        transaction.on_commit(lambda: _each("reject assignment", assignments, lambda pk: assignment_reject(
+            assignment_id=pk, reason=REJECT_FEEDBACK, decided_by=None)))
+
+
+def failed_trap_assignment_ids(*, campaign_id: int) -> list[int]:
+    """Submitted (not yet reviewed) assignments the marketplace confirmed, with at least one
+    trap label, every one of which scored ≥ TRAP_FAIL_AT."""
+    on_trap = Q(likert_labels__proposition__trap_kind__in=[Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE])
+    at_marketplace = [Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED]
+    return list(
+        Assignment.objects.filter(task__batch__topic__campaign_id=campaign_id, status=Assignment.Status.SUBMITTED,
+                                  verification__in=at_marketplace)
+        .annotate(
+            traps=Count("likert_labels", filter=on_trap),
+            passed=Count("likert_labels", filter=on_trap & Q(likert_labels__score__lt=TRAP_FAIL_AT)),
+        )
+        .filter(traps__gt=0, passed=0)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def _each(what: str, ids: list[int], action) -> None:
+    """Apply a marketplace action to each id; one refusal doesn't stop the others (the
+    next refresh asks again)."""
+    for pk in ids:
+        try:
+            action(pk)
+        except ApplicationError as error:
+            logger.warning("quality policy: %s %s failed: %s", what, pk, error.message)
+
+
+class _Stopwatch:
+    """Writes the seconds since the previous lap into `timings` (when given)."""
+
+    def __init__(self, timings: dict | None):
+        self.timings = timings
+        self.started = self.mark = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[phase] = now - self.mark
+        self.mark = now
+
+    def total(self) -> None:
+        if self.timings is not None:
+            self.timings["total"] = time.perf_counter() - self.started
