@@ -1,23 +1,168 @@
-"""REST endpoints of the annotation app (thin: parse, call the job module, render)."""
+"""REST endpoints of the annotation app (thin: parse, call the job module, render).
 
+Every route under `campaigns/<slug>/` resolves the campaign through
+`campaigns_visible_to`, so another researcher's campaign is a 404, never a 403.
+"""
+
+from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from django.utils.functional import cached_property
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.campaigns import campaigns_visible_to
-from annotation.formats import FORMATS
+from annotation.campaigns import campaign_create, campaign_update, campaigns_visible_to
 from annotation.importers import ImportFailed, propositions_import
+from annotation.models import Batch, Campaign, Proposition, Topic
+from annotation.serializers import (
+    BatchFilterSerializer,
+    BatchSerializer,
+    CampaignCreateSerializer,
+    CampaignSerializer,
+    CampaignSettingsSerializer,
+    PropositionFilterSerializer,
+    PropositionImportSerializer,
+    PropositionSerializer,
+    TopicSerializer,
+)
+from annotation.text import normalize_text
 
 
-class PropositionImportSerializer(serializers.Serializer):
-    file = serializers.FileField()
-    topics = serializers.FileField(required=False)
-    format = serializers.ChoiceField(choices=["auto", *FORMATS], default="auto")
-    min_confidence = serializers.FloatField(default=0.5, min_value=0.0, max_value=1.0)
-    topic = serializers.CharField(required=False, max_length=100)
+class CampaignScoped:
+    """A view under `campaigns/<campaign_slug>/`: the campaign if the user may see it, else 404."""
+
+    @cached_property
+    def campaign(self) -> Campaign:
+        return get_object_or_404(campaigns_visible_to(self.request.user), slug=self.kwargs["campaign_slug"])
+
+    def validated_query(self, serializer_class) -> dict:
+        """The validated query parameters (400 with the field errors otherwise). A plain dict,
+        so a missing boolean stays missing instead of reading as an unticked checkbox."""
+        params = serializer_class(data=self.request.query_params.dict())
+        params.is_valid(raise_exception=True)
+        return params.validated_data
+
+
+class TopicScoped(CampaignScoped):
+    """A view under `campaigns/<campaign_slug>/topics/<topic_key>/`."""
+
+    @cached_property
+    def topic(self) -> Topic:
+        return get_object_or_404(Topic, campaign=self.campaign, key=self.kwargs["topic_key"])
+
+
+@extend_schema(tags=["campaigns"])
+@extend_schema_view(
+    create=extend_schema(request=CampaignCreateSerializer, responses={201: CampaignSerializer}),
+    partial_update=extend_schema(
+        request=CampaignSettingsSerializer,
+        responses={200: CampaignSerializer},
+        description="Change settings of a draft campaign; 409 once it is published.",
+    ),
+)
+class CampaignViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """The researcher's campaigns (a superuser sees all)."""
+
+    queryset = Campaign.objects.none()
+    serializer_class = CampaignSerializer
+    lookup_field = "slug"
+    lookup_value_converter = "slug"
+
+    def get_queryset(self):
+        return (
+            campaigns_visible_to(self.request.user)
+            .select_related("owner")
+            .annotate(topic_count=Count("topics"))
+            .order_by("-created_at", "-id")
+        )
+
+    def create(self, request, *args, **kwargs):
+        form = CampaignCreateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        campaign = campaign_create(owner=request.user, **form.validated_data)
+        body = CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def partial_update(self, request, *args, **kwargs):
+        campaign = self.get_object()
+        form = CampaignSettingsSerializer(campaign, data=request.data, partial=True)
+        form.is_valid(raise_exception=True)
+        campaign_update(campaign_id=campaign.pk, changes=form.validated_data)
+        return Response(CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data)
+
+
+@extend_schema(tags=["topics"])
+class TopicViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
+    """A campaign's topics with their pipeline state and proposition counts."""
+
+    queryset = Topic.objects.none()
+    serializer_class = TopicSerializer
+    lookup_field = "key"
+    lookup_url_kwarg = "topic_key"
+    lookup_value_converter = "str"
+
+    def get_queryset(self):
+        not_a_trap = Q(propositions__trap_kind=Proposition.TrapKind.NONE)
+        a_trap = Q(propositions__trap_kind__in=[Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE])
+        return (
+            Topic.objects.filter(campaign=self.campaign)
+            .annotate(
+                proposition_count=Count("propositions", filter=not_a_trap),
+                trap_count=Count("propositions", filter=a_trap),
+            )
+            .order_by("key")
+        )
+
+
+@extend_schema(tags=["propositions"])
+@extend_schema_view(list=extend_schema(parameters=[PropositionFilterSerializer]))
+class PropositionViewSet(TopicScoped, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """A topic's propositions with their current scores (null before the first aggregation)."""
+
+    queryset = Proposition.objects.none()
+    serializer_class = PropositionSerializer
+
+    def get_queryset(self):
+        filters = self.validated_query(PropositionFilterSerializer)
+        propositions = Proposition.objects.filter(topic=self.topic).select_related("score").order_by("id")
+        if "trap_kind" in filters:
+            propositions = propositions.filter(trap_kind=filters["trap_kind"])
+        if filters.get("search"):
+            propositions = propositions.filter(normalized__contains=normalize_text(filters["search"]))
+        return propositions
+
+
+@extend_schema(tags=["batches"])
+@extend_schema_view(list=extend_schema(parameters=[BatchFilterSerializer]))
+class BatchViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """A campaign's batches with how many of their tasks were published and answered."""
+
+    queryset = Batch.objects.none()
+    serializer_class = BatchSerializer
+
+    def get_queryset(self):
+        filters = self.validated_query(BatchFilterSerializer)
+        batches = (
+            Batch.objects.filter(topic__campaign=self.campaign)
+            .select_related("topic")
+            .annotate(
+                task_count=Count("tasks", distinct=True),
+                hit_count=Count("tasks__hit", distinct=True),
+                assignment_count=Count("tasks__assignments", distinct=True),
+            )
+            .order_by("topic__key", "kind", "number")
+        )
+        if "kind" in filters:
+            batches = batches.filter(kind=filters["kind"])
+        if "status" in filters:
+            batches = batches.filter(status=filters["status"])
+        if "topic" in filters:
+            batches = batches.filter(topic__key=filters["topic"])
+        return batches
 
 
 class PropositionImportView(APIView):
@@ -25,7 +170,11 @@ class PropositionImportView(APIView):
 
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": PropositionImportSerializer}, responses={201: dict, 400: dict})
+    @extend_schema(
+        tags=["propositions"],
+        request={"multipart/form-data": PropositionImportSerializer},
+        responses={201: dict, 400: dict},
+    )
     def post(self, request, slug):
         campaign = get_object_or_404(campaigns_visible_to(request.user), slug=slug)
         form = PropositionImportSerializer(data=request.data)

@@ -1,13 +1,40 @@
-"""The REST API: each app's api module contributes its routes here."""
+"""The REST API: each app's api module contributes its routes here.
+
+Routes use path converters (`use_regex_path=False`) so the OpenAPI schema knows the type of
+every path parameter.
+"""
 
 from django.urls import path
+from django.views.generic import TemplateView
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import SimpleRouter
 
 from annotation import api as annotation_api
+from crowd import api as crowd_api
+from ranking import api as ranking_api
+
+CAMPAIGN = "campaigns/<slug:campaign_slug>"
+TOPIC = f"{CAMPAIGN}/topics/<str:topic_key>"
+
+router = SimpleRouter(use_regex_path=False)
+router.register("campaigns", annotation_api.CampaignViewSet, basename="api-campaign")
+router.register(f"{CAMPAIGN}/topics", annotation_api.TopicViewSet, basename="api-topic")
+router.register(f"{TOPIC}/propositions", annotation_api.PropositionViewSet, basename="api-proposition")
+router.register(f"{CAMPAIGN}/batches", annotation_api.BatchViewSet, basename="api-batch")
+router.register(f"{CAMPAIGN}/hits", crowd_api.HITViewSet, basename="api-hit")
+router.register(f"{CAMPAIGN}/workers", crowd_api.CampaignWorkerViewSet, basename="api-worker")
 
 urlpatterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", TemplateView.as_view(template_name="api/docs.html"), name="api-docs"),
     path(
         "campaigns/<slug:slug>/propositions/import",
         annotation_api.PropositionImportView.as_view(),
         name="api-proposition-import",
     ),
+    path(f"{TOPIC}/ranking/", ranking_api.TopicRankingView.as_view(), name="api-topic-ranking"),
+    path(f"{TOPIC}/export/", ranking_api.TopicExportView.as_view(), name="api-topic-export"),
+    *router.urls,
 ]

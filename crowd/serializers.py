@@ -1,0 +1,57 @@
+"""REST representations of HITs and workers with their quality figures (serialize only)."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from crowd.models import HIT, Worker, WorkerQuality
+
+
+class HITSerializer(serializers.ModelSerializer):
+    task = serializers.UUIDField(source="task.uuid", read_only=True)
+    topic = serializers.CharField(source="task.batch.topic.key", read_only=True)
+    kind = serializers.CharField(source="task.kind", read_only=True)
+    batch = serializers.IntegerField(source="task.batch.number", read_only=True, help_text="The batch's number.")
+    assignments = serializers.IntegerField(source="assignment_count", read_only=True)
+
+    class Meta:
+        model = HIT
+        fields = (
+            "id", "hit_id", "hit_type_id", "environment", "status", "complete", "deleted", "max_assignments",
+            "assignments", "reward", "created_at", "expires_at", "last_synced_at", "task", "topic", "kind", "batch",
+        )
+        read_only_fields = fields
+
+
+class HITFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=HIT.Status.choices, required=False)
+    complete = serializers.BooleanField(required=False)
+    topic = serializers.CharField(required=False, max_length=100, help_text="A topic key.")
+
+
+class WorkerQualitySerializer(serializers.ModelSerializer):
+    status = serializers.ChoiceField(choices=WorkerQuality.Status.choices, read_only=True,
+                                     help_text="The override if an admin set one, else the computed status.")
+
+    class Meta:
+        model = WorkerQuality
+        fields = (
+            "labels", "items", "loo_r", "traps_seen", "traps_failed", "votes", "comparison_agreement",
+            "untouched_orderings", "status", "computed_status", "override_status", "override_reason", "computed_at",
+        )
+        read_only_fields = fields
+
+
+class CampaignWorkerSerializer(serializers.ModelSerializer):
+    assignments = serializers.IntegerField(source="assignment_count", read_only=True,
+                                           help_text="Assignments in this campaign.")
+    quality = serializers.SerializerMethodField(help_text="Null until quality control has run.")
+
+    class Meta:
+        model = Worker
+        fields = ("id", "external_id", "channel", "blocked", "assignments", "quality")
+        read_only_fields = fields
+
+    @extend_schema_field(WorkerQualitySerializer(allow_null=True))
+    def get_quality(self, worker: Worker) -> dict | None:
+        qualities = worker.campaign_qualities
+        return WorkerQualitySerializer(qualities[0]).data if qualities else None

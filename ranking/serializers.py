@@ -1,0 +1,58 @@
+"""REST representations of scores, rankings and refit snapshots (serialize only)."""
+
+from rest_framework import serializers
+
+from annotation.text import proposition_text
+from ranking.export import FORMATS
+from ranking.models import PropositionScore, RankingSnapshot
+
+
+class PropositionScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PropositionScore
+        fields = ("rank", "likert_mean", "likert_n", "mu", "sigma", "comparisons", "in_comparisons", "updated_at")
+        read_only_fields = fields
+
+
+class RankingRowSerializer(serializers.Serializer):
+    """One row of `ranking.export.ranking_rows`, best first."""
+
+    rank = serializers.IntegerField()
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    text = serializers.SerializerMethodField()
+    subject = serializers.CharField()
+    relation = serializers.CharField()
+    object = serializers.CharField()
+    likert_mean = serializers.FloatField(allow_null=True)
+    likert_n = serializers.IntegerField()
+    mu = serializers.FloatField(allow_null=True)
+    sigma = serializers.FloatField(allow_null=True)
+    conservative = serializers.FloatField(allow_null=True, help_text="μ − 3σ: a lower bound on the skill.")
+    comparisons = serializers.IntegerField()
+    in_comparisons = serializers.BooleanField()
+
+    def get_text(self, row: dict) -> str:
+        return proposition_text(row["subject"], row["relation"], row["object"])
+
+
+class RankingSnapshotSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RankingSnapshot
+        fields = ("number", "comparisons_used", "spearman_previous", "entered_top", "left_top", "created_at")
+        read_only_fields = fields
+
+
+class TopicRankingSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    state = serializers.CharField()
+    ranking = RankingRowSerializer(many=True)
+    snapshots = RankingSnapshotSerializer(many=True)
+
+
+class RankingQuerySerializer(serializers.Serializer):
+    top = serializers.IntegerField(required=False, min_value=1, help_text="Only the best N propositions.")
+
+
+class ExportQuerySerializer(RankingQuerySerializer):
+    format = serializers.ChoiceField(choices=FORMATS, default="csv")
