@@ -15,8 +15,11 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 venv: $(VENV)/.installed
 
 ## make demo: a whole campaign on the embedded default (SQLite, eager Celery, local MTurk).
+DEMO_DB := $(CURDIR)/var/demo.sqlite3
+
 demo: venv
-	$(PY) manage.py demo $(DEMO_ARGS)
+	mkdir -p var && rm -f $(DEMO_DB)
+	DATABASE_URL=sqlite:///$(DEMO_DB) CELERY_BROKER_URL= $(PY) manage.py demo $(DEMO_ARGS)
 
 ## make test: services on loopback (PostgreSQL, Redis), Chromium, then the whole suite.
 test: venv

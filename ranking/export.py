@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 from annotation.models import Proposition, Topic
-from crowd.models import Assignment, Comparison, LikertLabel, WorkerQuality
+from crowd.models import Assignment, Comparison, LikertLabel
+from crowd.worker_quality import excluded_worker_ids
 from ranking.models import PropositionScore
 
 FORMATS = ("csv", "tsv", "jsonl")
@@ -68,18 +69,9 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def excluded_workers(campaign_id: int) -> set[int]:
-    """Worker ids that quality control (or an admin override) excluded in this campaign."""
-    return {
-        quality.worker_id
-        for quality in WorkerQuality.objects.filter(campaign_id=campaign_id)
-        if quality.excluded
-    }
-
-
 def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     """Every Likert label and comparison vote of the topic that the marketplace confirmed."""
-    excluded = excluded_workers(topic.campaign_id)
+    excluded = excluded_worker_ids(topic.campaign_id)
     counted = Assignment.objects.exclude(verification=Assignment.Verification.UNVERIFIED)
     likert = (
         LikertLabel.objects.filter(proposition__topic=topic, assignment__in=counted)

@@ -27,3 +27,63 @@ def pytest_sessionstart(session):
 @pytest.fixture
 def redis_url():
     return require_service("SALIENCE_TEST_REDIS_URL", "Redis")
+
+
+@pytest.fixture
+def celery_worker_process(redis_url, live_server, settings, transactional_db):
+    """A real Celery worker (with embedded beat) on Redis, using this test's database and
+    serving the live server's HIT pages and local MTurk endpoint; stopped afterwards."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from django.db import connection
+
+    from config.celery import app
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        message = "a Celery worker needs PostgreSQL: run the suite with `make test`"
+        if CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{connection.settings_dict['NAME']}"
+    settings.SITE_URL = live_server.url
+    settings.MTURK_LOCAL_ENDPOINT_URL = f"{live_server.url}/localturk/"
+    env = dict(
+        os.environ,
+        DATABASE_URL=url,
+        CELERY_BROKER_URL=redis_url,
+        SITE_URL=live_server.url,
+        MTURK_LOCAL_ENDPOINT_URL=settings.MTURK_LOCAL_ENDPOINT_URL,
+        SYNC_INTERVAL_SECONDS=os.environ.get("E2E_SYNC_INTERVAL_SECONDS", "2"),
+    )
+    previous = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
+    app.conf.update(broker_url=redis_url, task_always_eager=False)
+    workdir = Path(tempfile.mkdtemp(prefix="salience-celery-"))
+    log = open(workdir / "worker.log", "wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "--concurrency=2", "--loglevel=INFO",
+         "--schedule", str(workdir / "beat-schedule"), "--without-gossip", "--without-mingle"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while b"ready." not in (workdir / "worker.log").read_bytes():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("Celery worker did not start:\n" + (workdir / "worker.log").read_text()[-3000:])
+            time.sleep(0.2)
+        yield process
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+        app.conf.update(**previous)
+        app.pool.force_close_all()

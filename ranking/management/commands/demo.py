@@ -1,42 +1,79 @@
-from pathlib import Path
+import logging
+import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
-from django.db import transaction
+from tqdm import tqdm
 
-from annotation.campaigns import campaign_create
-from annotation.importers import propositions_import
-from annotation.models import Campaign
-
-SAMPLES = Path(settings.BASE_DIR) / "samples"
+from ranking.demo import demo_campaign_create, demo_run, server_start, top_lines, truth_agreement
 
 
 class Command(BaseCommand):
-    help = "Set up a sample campaign on the embedded default (SQLite) and serve it."
+    help = (
+        "A whole campaign on this machine: import the shipped sample, publish to the local MTurk "
+        "endpoint, let a simulated crowd work through the real HIT pages, and run Likert → quality "
+        "control → comparison batches → final ranking. Then serve the dashboard until Ctrl-C."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--no-serve", action="store_true", help="Set up and exit without starting the server.")
-        parser.add_argument("--port", default="8000")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--quick", action="store_true", help="40 propositions per topic and a smaller comparison round.")
+        parser.add_argument("--no-serve", action="store_true", help="Exit after the run instead of serving the dashboard.")
+        parser.add_argument("--workers", type=int, default=30)
+        parser.add_argument("--spammers", type=float, default=0.1)
 
-    def handle(self, *args, no_serve, port, **options):
+    def handle(self, *args, port, quick, no_serve, workers, spammers, **options):
+        if settings.CELERY_BROKER_URL:
+            self.stderr.write("The demo runs Celery eagerly: unset CELERY_BROKER_URL.")
+            return
+        started = time.monotonic()
+        logging.getLogger("celery").setLevel(logging.WARNING)  # one line per task would drown the bars
         call_command("migrate", verbosity=0)
-        with transaction.atomic():
-            Campaign.objects.filter(slug="sample").delete()
-            user = self._demo_user()
-            campaign = campaign_create(slug="sample", name="Sample campaign", owner=user)
-            with (SAMPLES / "propositions.tsv").open("rb") as props, (SAMPLES / "topics.tsv").open("rb") as topics:
-                summary = propositions_import(
-                    campaign=campaign, source=props, filename="propositions.tsv",
-                    topics_source=topics, topics_filename="topics.tsv",
-                )
-        for line in summary.lines():
+        base_url = f"http://127.0.0.1:{port}"
+        settings.SITE_URL = base_url
+        settings.MTURK_LOCAL_ENDPOINT_URL = f"{base_url}/localturk/"
+        server = server_start(port)
+        user = self._demo_user()
+        campaign, latent = demo_campaign_create(owner=user, per_topic=40 if quick else None)
+        self.stdout.write(f"Campaign {campaign.slug!r}: {campaign.topics.count()} topics, "
+                          f"{len(latent)} propositions; {workers} simulated workers ({spammers:.0%} spammers).")
+        bars = {}
+
+        def show(report):
+            for status in report.statuses:
+                bar = bars.get(status.key) or tqdm(total=status.batches_expected, leave=True, position=len(bars),
+                                                   bar_format="{desc} {bar:30} {n_fmt}/{total_fmt} batches")
+                bars[status.key] = bar
+                bar.total = status.batches_expected
+                bar.n = status.batches_done
+                rho = f"  ρ(prev)={status.last_spearman:.3f}" if status.last_spearman is not None else ""
+                bar.set_description_str(f"{status.key:<16} {status.state:<11}{rho:<17}", refresh=True)
+
+        report = demo_run(campaign=campaign, latent=latent, localturk_url=settings.MTURK_LOCAL_ENDPOINT_URL,
+                          workers=workers, spammers=spammers, on_round=show)
+        for bar in bars.values():
+            bar.close()
+        self.stdout.write(f"\n{report.submitted} assignments in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n")
+        for line in top_lines(campaign):
             self.stdout.write(line)
-        url = f"http://127.0.0.1:{port}/admin/annotation/campaign/{campaign.pk}/change/"
-        self.stdout.write(self.style.SUCCESS(f"Sample campaign ready: {url}  (log in as demo / demo)"))
-        if not no_serve:
-            call_command("runserver", f"127.0.0.1:{port}")
+        for key, rho in truth_agreement(campaign, latent).items():
+            shown = "n/a" if rho is None else f"{rho:.3f}"
+            self.stdout.write(f"{key}: Spearman of the final ranking with the simulated crowd's hidden truth = {shown}")
+        self.stdout.write(self.style.SUCCESS(
+            f"\nDashboard: {base_url}/campaigns/{campaign.slug}/  (log in as demo / demo)\n"
+            f"Local MTurk worker site: {base_url}/localturk/worker/"
+        ))
+        if no_serve:
+            server.shutdown()
+            return
+        self.stdout.write("Serving; press Ctrl-C to stop.")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            server.shutdown()
 
     def _demo_user(self):
         User = get_user_model()

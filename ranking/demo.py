@@ -1,0 +1,181 @@
+"""A whole campaign on the embedded default, in one process: the `make demo` job.
+
+The shipped sample (samples/demo: two topics of ~150 propositions, subtle traps, and a
+latent importance per proposition that only the simulated crowd knows) is imported into a
+fresh campaign on the local MTurk endpoint. A web server thread serves the HIT pages and
+the endpoint; the simulated crowd works through them over HTTP exactly as people would;
+each round ends with an assignment sync, which (Celery being eager here) runs quality
+control, advances every topic and publishes its next comparison batch — until every topic
+is done.
+"""
+
+import csv
+import io
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler, get_internal_wsgi_application
+from django.db import transaction
+
+from annotation.campaigns import campaign_create
+from annotation.importers import propositions_import
+from annotation.models import Campaign, Proposition, Topic
+from crowd.models import HIT
+from crowd.publishing import topic_publish
+from crowd.simulate import crowd_simulate
+from crowd.sync import assignments_sync
+from ranking import stats
+from ranking.export import ranking_rows
+from ranking.models import RankingSnapshot
+
+SAMPLES = Path(settings.BASE_DIR) / "samples" / "demo"
+MAX_IDLE_ROUNDS = 3
+
+
+@dataclass
+class TopicStatus:
+    key: str
+    state: str
+    batches_done: int
+    batches_expected: int
+    last_spearman: float | None
+
+
+@dataclass
+class DemoReport:
+    rounds: int = 0
+    submitted: int = 0
+    statuses: list[TopicStatus] = field(default_factory=list)
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 — the stdlib's name
+        pass
+
+
+def server_start(port: int) -> ThreadedWSGIServer:
+    """Serve the project on 127.0.0.1:`port` from a daemon thread."""
+    server = ThreadedWSGIServer(("127.0.0.1", port), _QuietHandler)
+    server.set_app(get_internal_wsgi_application())
+    threading.Thread(target=server.serve_forever, name="demo-server", daemon=True).start()
+    return server
+
+
+@transaction.atomic
+def demo_campaign_create(*, owner, slug: str = "demo", per_topic: int | None = None) -> tuple[Campaign, dict[int, float]]:
+    """A fresh demo campaign from the shipped sample; returns it with the crowd's latent truth.
+
+    `per_topic` keeps only the first N propositions of each topic (the quick variant).
+    """
+    Campaign.objects.filter(slug=slug).delete()
+    options = {"mturk_environment": Campaign.Environment.LOCAL, "budget_cap": "200.00", "status": Campaign.Status.ACTIVE}
+    if per_topic:
+        options.update(top_k=max(10, per_topic // 3), batch_pairs=20, pair_budget_fraction=0.5)
+    campaign = campaign_create(slug=slug, name="Demo: composting and teenage sleep", owner=owner,
+                               description="The shipped sample, worked by a simulated crowd.", **options)
+    rows = _sample_rows(per_topic)
+    with (SAMPLES / "topics.tsv").open("rb") as topics:
+        propositions_import(campaign=campaign, source=_tsv_bytes(rows), filename="propositions.tsv",
+                            topics_source=topics, topics_filename="topics.tsv", user=owner)
+    with (SAMPLES / "subtle_traps.tsv").open("rb") as traps:
+        propositions_import(campaign=campaign, source=traps, filename="subtle_traps.tsv", trap_kind="subtle", user=owner)
+    importance = {row["id"]: float(row["importance"]) for row in rows}
+    latent = {
+        pid: (importance[external_id] - 0.5) * 4  # the crowd's scale: Likert ≈ 3 + latent
+        for pid, external_id in Proposition.objects.filter(topic__campaign=campaign, external_id__in=importance)
+        .values_list("pk", "external_id")
+    }
+    return campaign, latent
+
+
+def _sample_rows(per_topic: int | None) -> list[dict]:
+    with (SAMPLES / "propositions.tsv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    if not per_topic:
+        return rows
+    kept, seen = [], {}
+    for row in rows:
+        seen[row["topic"]] = seen.get(row["topic"], 0) + 1
+        if seen[row["topic"]] <= per_topic:
+            kept.append(row)
+    return kept
+
+
+def _tsv_bytes(rows: list[dict]) -> io.BytesIO:
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return io.BytesIO(text.getvalue().encode("utf-8"))
+
+
+def demo_run(
+    *,
+    campaign: Campaign,
+    latent: dict[int, float],
+    localturk_url: str,
+    workers: int = 30,
+    spammers: float = 0.1,
+    seed: int = 2017,
+    on_round: Callable[[DemoReport], None] | None = None,
+) -> DemoReport:
+    """Publish the Likert rounds, then let the crowd work and sync until every topic is done."""
+    for topic in campaign.topics.order_by("key"):
+        topic_publish(topic=topic, kind="likert")
+    traps = list(Proposition.objects.filter(topic__campaign=campaign).exclude(trap_kind="none").values_list("pk", flat=True))
+    report, idle = DemoReport(), 0
+    while idle < MAX_IDLE_ROUNDS and not _all_done(campaign):
+        open_hits = list(HIT.objects.filter(task__batch__topic__campaign=campaign, complete=False, deleted=False)
+                         .values_list("hit_id", flat=True))
+        work = crowd_simulate(localturk_url=localturk_url, workers=workers, spammers=spammers, seed=seed + report.rounds,
+                              latent=latent, traps=traps, hit_ids=open_hits)
+        assignments_sync()
+        report.rounds += 1
+        report.submitted += work.submitted
+        report.statuses = topic_statuses(campaign)
+        idle = idle + 1 if work.submitted == 0 else 0
+        if on_round:
+            on_round(report)
+    return report
+
+
+def _all_done(campaign: Campaign) -> bool:
+    return not campaign.topics.exclude(state=Topic.State.DONE).exists()
+
+
+def topic_statuses(campaign: Campaign) -> list[TopicStatus]:
+    statuses = []
+    for topic in campaign.topics.order_by("key"):
+        done = topic.batches.filter(status="complete").count()
+        items = topic.propositions.filter(score__in_comparisons=True).count() or campaign.top_k
+        expected = 1 + math.ceil(campaign.pair_budget_fraction * items * (items - 1) / 2 / campaign.batch_pairs)
+        snapshot = RankingSnapshot.objects.filter(topic=topic).order_by("-number").first()
+        statuses.append(TopicStatus(topic.key, topic.state, done, max(expected, done),
+                                    snapshot.spearman_previous if snapshot else None))
+    return statuses
+
+
+def top_lines(campaign: Campaign, top: int = 10) -> list[str]:
+    """The best propositions per topic, for the terminal."""
+    lines = []
+    for topic in campaign.topics.order_by("key"):
+        lines.append(f"{topic.key}: {topic.description}")
+        for row in ranking_rows(topic=topic, top=top):
+            mu = f"μ {row['mu']:5.1f} ± {row['sigma']:4.1f}" if row["mu"] is not None else f"Likert {row['likert_mean']}"
+            text = " – ".join(part for part in (row["subject"], row["relation"], row["object"]) if part)
+            lines.append(f"  {row['rank']:2d}. {text}  ({mu})")
+    return lines
+
+
+def truth_agreement(campaign: Campaign, latent: dict[int, float]) -> dict[str, float | None]:
+    """Per topic, Spearman between the exported ranking and the latent truth, over the
+    propositions that went through the comparison rounds (what the ranking is for)."""
+    result = {}
+    for topic in campaign.topics.order_by("key"):
+        rows = [row for row in ranking_rows(topic=topic) if row["in_comparisons"] and row["id"] in latent]
+        result[topic.key] = stats.spearman({row["id"]: -row["rank"] for row in rows}, {row["id"]: latent[row["id"]] for row in rows})
+    return result

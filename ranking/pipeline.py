@@ -1,0 +1,289 @@
+"""The per-topic state machine of the method (Falke & Gurevych 2017, §3.2–3.3).
+
+    likert      → (Likert batch complete) quality control → Likert means → top-k with ties
+                  → first comparison batch                                → comparisons
+    comparisons → (latest batch complete) quality control → TrueSkill refit → snapshot
+                  → next batch, or done when the pair budget is spent or the ranking settled
+
+`topic_advance` is one idempotent step under a row lock on the topic: running it twice at
+once serialises on the lock, and the second run finds the state already moved. A batch is
+created inside the locked transaction and published after commit; if the process dies in
+between, the next step finds the batch still `created` and publishes it again (publishing
+skips tasks that already have a HIT and MTurk's UniqueRequestToken blocks duplicates), so
+exactly one batch is published and none is lost.
+"""
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.batching import comparison_tasks_build
+from annotation.models import Batch, Campaign, Proposition, Task, Topic
+from crowd.models import HIT, Assignment, Comparison, LikertLabel
+from crowd.sync import hit_collected
+from crowd.worker_quality import campaign_quality_refresh
+from ranking import rating, selection, stats
+from ranking.export import ranking_rows
+from ranking.likert import likert_means, top_k_with_ties
+from ranking.models import PropositionScore, RankingSnapshot
+
+TOP_FOR_CONCEPT_MAPS = 50
+COUNTED = (Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED)
+
+
+@dataclass
+class Step:
+    """What one call of `topic_advance` did."""
+
+    topic_id: int
+    action: str  # waiting | paused | likert_done | batch_created | republish | refit | done | idle
+    state: str
+    publish_batch_id: int | None = None
+    details: dict = field(default_factory=dict)
+
+
+def topic_advance(*, topic_id: int, publish=None) -> Step:
+    """Advance one topic by at most one stage; publish the batch it creates after commit.
+
+    `publish(batch_id, live)` defaults to enqueuing `crowd.tasks.publish_batch`.
+    """
+    with transaction.atomic():
+        topic = Topic.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=topic_id)
+        step = _advance_locked(topic)
+        if step.publish_batch_id is not None:
+            live = _published_live(topic)
+            batch_id = step.publish_batch_id
+            transaction.on_commit(lambda: (publish or _enqueue_publish)(batch_id, live))
+    return step
+
+
+def _enqueue_publish(batch_id: int, live: bool) -> None:
+    from crowd.tasks import publish_batch
+
+    publish_batch.delay(batch_id, live)
+
+
+def _published_live(topic: Topic) -> bool:
+    """Follow-up batches go live only where the researcher already published live."""
+    return HIT.objects.filter(task__batch__topic=topic, environment=Campaign.Environment.PRODUCTION).exists()
+
+
+def _advance_locked(topic: Topic) -> Step:
+    campaign = topic.campaign
+    if campaign.status == Campaign.Status.PAUSED:
+        return Step(topic.pk, "paused", topic.state)
+    if topic.state == Topic.State.LIKERT:
+        return _likert_stage(topic)
+    if topic.state == Topic.State.COMPARISONS:
+        return _comparison_stage(topic)
+    return Step(topic.pk, "idle", topic.state)
+
+
+def batch_is_complete(batch: Batch) -> bool:
+    """Every task has its counted assignments, or its HIT has collected all it will get
+    (expired, the last deadline passed, nothing waiting for the marketplace)."""
+    tasks = batch.tasks.annotate(
+        counted=Count(
+            "assignments",
+            filter=Q(assignments__verification__in=COUNTED) & ~Q(assignments__status=Assignment.Status.REJECTED),
+        )
+    ).select_related("hit", "batch__topic__campaign")
+    now = timezone.now()
+    for task in tasks:
+        if task.counted >= task.assignments_needed:
+            continue
+        hit = getattr(task, "hit", None)
+        if hit is None or not hit_collected(hit=hit, now=now):
+            return False
+    return True
+
+
+def _mark_complete(batch: Batch) -> None:
+    if batch.status != Batch.Status.COMPLETE:
+        batch.status = Batch.Status.COMPLETE
+        batch.completed_at = timezone.now()
+        batch.save(update_fields=["status", "completed_at"])
+
+
+# ---- Likert round ----------------------------------------------------------------------
+
+
+def _likert_stage(topic: Topic) -> Step:
+    batch = topic.batches.filter(kind=Batch.Kind.LIKERT).first()
+    if batch is None or batch.status == Batch.Status.CREATED or not batch_is_complete(batch):
+        return Step(topic.pk, "waiting", topic.state)
+    excluded = campaign_quality_refresh(campaign_id=topic.campaign_id)
+    means = _likert_scores_store(topic, excluded)
+    top = top_k_with_ties({key: mean for key, (mean, _n) in means.items()}, k=topic.campaign.top_k)
+    PropositionScore.objects.filter(proposition_id__in=top).update(in_comparisons=True)
+    _mark_complete(batch)
+    topic.state = Topic.State.COMPARISONS
+    topic.save(update_fields=["state"])
+    if len(top) < 2:
+        return _finish(topic, "too few propositions to compare")
+    ratings = rating.fit([], items=top)
+    created = _next_batch_create(topic, ratings, counts={}, number=1)
+    return Step(topic.pk, "likert_done", topic.state, publish_batch_id=created.pk,
+                details={"rated": len(means), "top_k": len(top), "excluded_workers": len(excluded)})
+
+
+def _likert_scores_store(topic: Topic, excluded: set[int]) -> dict[int, tuple[float, int]]:
+    labels = LikertLabel.objects.filter(
+        proposition__topic=topic, assignment__verification__in=COUNTED
+    ).exclude(assignment__status=Assignment.Status.REJECTED).values_list("worker_id", "proposition_id", "score")
+    traps = set(topic.propositions.exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True))
+    means = likert_means(labels.iterator(chunk_size=5000), excluded_workers=excluded, traps=traps)
+    real = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True)
+    rows = [
+        PropositionScore(proposition_id=pid, likert_mean=means.get(pid, (None, 0))[0], likert_n=means.get(pid, (None, 0))[1])
+        for pid in real
+    ]
+    PropositionScore.objects.bulk_create(
+        rows, batch_size=2000, update_conflicts=True, unique_fields=["proposition"],
+        update_fields=["likert_mean", "likert_n", "updated_at"],
+    )
+    return means
+
+
+# ---- Comparison rounds -----------------------------------------------------------------
+
+
+def _comparison_stage(topic: Topic) -> Step:
+    latest = topic.batches.filter(kind=Batch.Kind.COMPARISON).order_by("-number").first()
+    if latest is None:
+        return Step(topic.pk, "idle", topic.state)
+    if latest.status == Batch.Status.CREATED:
+        # Chosen but (maybe) not published: a crash between the two. Publish it again.
+        return Step(topic.pk, "republish", topic.state, publish_batch_id=latest.pk)
+    if latest.status == Batch.Status.COMPLETE or not batch_is_complete(latest):
+        return Step(topic.pk, "waiting", topic.state)
+    excluded = campaign_quality_refresh(campaign_id=topic.campaign_id)
+    _mark_complete(latest)
+    items = list(PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).values_list("proposition_id", flat=True))
+    votes = _votes(topic, excluded)
+    ratings = rating.fit(votes, items=items)
+    snapshot = _refit_store(topic, ratings, votes)
+    reason = _stop_reason(topic, snapshot, items)
+    if reason:
+        return _finish(topic, reason)
+    counts = {}
+    for winner, loser in votes:
+        pair = frozenset((winner, loser))
+        counts[pair] = counts.get(pair, 0) + 1
+    created = _next_batch_create(topic, ratings, counts=counts, number=latest.number + 1)
+    return Step(topic.pk, "batch_created", topic.state, publish_batch_id=created.pk,
+                details={"snapshot": snapshot.number, "comparisons": len(votes)})
+
+
+def _votes(topic: Topic, excluded: set[int]) -> list[tuple[int, int]]:
+    """(winner, loser) of every counted vote from included workers, in submission order."""
+    rows = (
+        Comparison.objects.filter(winner__topic=topic, assignment__verification__in=COUNTED)
+        .exclude(assignment__status=Assignment.Status.REJECTED)
+        .exclude(worker_id__in=excluded)
+        .order_by("assignment__submitted_at", "assignment_id", "id")
+        .values_list("winner_id", "loser_id")
+    )
+    return list(rows)
+
+
+def _refit_store(topic: Topic, ratings: dict, votes: list[tuple[int, int]]) -> RankingSnapshot:
+    per_item: dict[int, int] = {}
+    for winner, loser in votes:
+        per_item[winner] = per_item.get(winner, 0) + 1
+        per_item[loser] = per_item.get(loser, 0) + 1
+    scores = list(PropositionScore.objects.filter(proposition_id__in=list(ratings)))
+    for score in scores:
+        current = ratings[score.proposition_id]
+        score.mu, score.sigma = current.mu, current.sigma
+        score.comparisons = per_item.get(score.proposition_id, 0)
+    PropositionScore.objects.bulk_update(scores, ["mu", "sigma", "comparisons"], batch_size=1000)
+    _ranks_store(topic)
+    mus = {key: value.mu for key, value in ratings.items()}
+    previous = topic.snapshots.order_by("-number").first()
+    ordered = stats.ranked_keys(mus)
+    spearman_previous = entered = left = None
+    if previous is not None:
+        before = {pid: mu for pid, mu, _sigma in previous.ranking}
+        spearman_previous = stats.spearman(mus, before)
+        top_now = set(ordered[:TOP_FOR_CONCEPT_MAPS])
+        top_before = set(stats.ranked_keys(before)[:TOP_FOR_CONCEPT_MAPS])
+        entered, left = len(top_now - top_before), len(top_before - top_now)
+    return RankingSnapshot.objects.create(
+        topic=topic,
+        number=(previous.number + 1) if previous else 1,
+        comparisons_used=len(votes),
+        spearman_previous=spearman_previous,
+        entered_top=entered or 0,
+        left_top=left or 0,
+        ranking=[[pid, ratings[pid].mu, ratings[pid].sigma] for pid in ordered],
+    )
+
+
+def _ranks_store(topic: Topic) -> None:
+    """Ranks in the export's order: compared propositions by μ, then the rest by Likert mean."""
+    ranks = {row["id"]: row["rank"] for row in ranking_rows(topic=topic)}
+    scores = list(PropositionScore.objects.filter(proposition_id__in=list(ranks)))
+    for score in scores:
+        score.rank = ranks[score.proposition_id]
+    PropositionScore.objects.bulk_update(scores, ["rank"], batch_size=1000)
+
+
+def pair_budget(campaign: Campaign, items: int) -> int:
+    """The number of pairs the comparison rounds may ask: a share of all pairs among the top-k."""
+    return math.ceil(campaign.pair_budget_fraction * items * (items - 1) / 2)
+
+
+def pairs_asked(topic: Topic) -> int:
+    """Pairs published so far: each task of g propositions asks C(g, 2) pairs."""
+    sizes = (
+        Task.objects.filter(batch__topic=topic, batch__kind=Batch.Kind.COMPARISON)
+        .exclude(batch__status=Batch.Status.CREATED)
+        .annotate(size=Count("items"))
+        .values_list("size", flat=True)
+    )
+    return sum(size * (size - 1) // 2 for size in sizes)
+
+
+def _stop_reason(topic: Topic, snapshot: RankingSnapshot, items: list[int]) -> str | None:
+    campaign = topic.campaign
+    if pairs_asked(topic) >= pair_budget(campaign, len(items)):
+        return "pair budget spent"
+    recent = list(topic.snapshots.order_by("-number")[: campaign.stop_stable_refits])
+    if len(recent) == campaign.stop_stable_refits and all(
+        s.spearman_previous is not None and s.spearman_previous >= campaign.stop_spearman for s in recent
+    ):
+        return f"ranking settled (Spearman ≥ {campaign.stop_spearman} for {campaign.stop_stable_refits} refits)"
+    return None
+
+
+def _next_batch_create(topic: Topic, ratings: dict, *, counts: dict, number: int) -> Batch:
+    campaign = topic.campaign
+    remaining = pair_budget(campaign, len(ratings)) - pairs_asked(topic)
+    n_pairs = max(1, min(campaign.batch_pairs, remaining))
+    rng = random.Random(f"salience:{topic.pk}:{number}")
+    groups = selection.next_batch(ratings, counts, n_pairs=n_pairs, group_size=campaign.comparison_group_size, rng=rng)
+    return comparison_tasks_build(topic=topic, groups=groups, number=number)
+
+
+def _finish(topic: Topic, reason: str) -> Step:
+    """Done: stop offering whatever the topic still has open at the marketplace."""
+    topic.state = Topic.State.DONE
+    topic.save(update_fields=["state"])
+    open_batches = list(
+        Batch.objects.filter(topic=topic, tasks__hit__complete=False).values_list("pk", flat=True).distinct()
+    )
+    if open_batches:
+        transaction.on_commit(lambda: _enqueue_expiry(open_batches))
+    return Step(topic.pk, "done", topic.state, details={"reason": reason})
+
+
+def _enqueue_expiry(batch_ids: list[int]) -> None:
+    from crowd.tasks import expire_batch
+
+    for batch_id in batch_ids:
+        expire_batch.delay(batch_id)
