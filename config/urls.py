@@ -10,6 +10,9 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("config.api_urls")),
     path("hit/", include("annotation.urls")),
+    path("", include("crowd.urls")),
+    path("", include("annotation.dashboard_urls")),
+    path("", include("ranking.urls")),
 ]
 
 if settings.LOCALTURK_ENABLED:

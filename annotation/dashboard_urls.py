@@ -1,0 +1,18 @@
+"""The researcher's dashboard, mounted at the site root (config/urls.py)."""
+
+from django.urls import path
+
+from annotation import dashboard_views as views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.campaign_list, name="campaigns"),
+    path("campaigns/new/", views.create_campaign, name="campaign-create"),
+    path("campaigns/<slug:slug>/", views.campaign_page, name="campaign"),
+    path("campaigns/<slug:slug>/import/", views.upload_propositions, name="propositions-import"),
+    path("campaigns/<slug:slug>/pause/", views.pause_campaign, name="campaign-pause"),
+    path("campaigns/<slug:slug>/resume/", views.resume_campaign, name="campaign-resume"),
+    path("campaigns/<slug:slug>/topics/<str:key>/publish/", views.publish_likert_round, name="likert-publish"),
+    path("campaigns/<slug:slug>/batches/<int:batch_id>/expire/", views.expire_batch, name="batch-expire"),
+]

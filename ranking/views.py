@@ -1,0 +1,69 @@
+"""The ranking page of a topic and its downloads. Thin: find the topic in a campaign the user
+may see (others are a 404), then render ranking.ranking_report or write ranking.export."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET
+
+from annotation.campaigns import campaigns_visible_to
+from annotation.models import Topic
+from ranking import export
+from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+from ranking.ranking_report import topic_ranking_report
+
+CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "tsv": "text/tab-separated-values; charset=utf-8",
+    "jsonl": "application/jsonl; charset=utf-8",
+}
+LABEL_COLUMNS = tuple(dict.fromkeys(export.LIKERT_COLUMNS + export.COMPARISON_COLUMNS))
+
+
+def _topic(request: HttpRequest, slug: str, key: str) -> Topic:
+    campaign = get_object_or_404(campaigns_visible_to(request.user), slug=slug)
+    return get_object_or_404(campaign.topics.select_related("campaign"), key=key)
+
+
+def _attachment(topic: Topic, name: str, fmt: str) -> HttpResponse:
+    response = HttpResponse(content_type=CONTENT_TYPES[fmt])
+    filename = f"{topic.campaign.slug}-{topic.key}-{name}.{fmt}"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+@login_required
+@require_GET
+def topic_ranking(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    report = topic_ranking_report(_topic(request, slug, key))
+    return render(request, "dashboard/ranking.html", {"report": report, "top": TOP_FOR_CONCEPT_MAPS})
+
+
+@login_required
+@require_GET
+def ranking_download(request: HttpRequest, slug: str, key: str, fmt: str) -> HttpResponse:
+    if fmt not in export.FORMATS:
+        raise Http404(f"No {fmt} export: use one of {', '.join(export.FORMATS)}.")
+    topic = _topic(request, slug, key)
+    response = _attachment(topic, "ranking", fmt)
+    export.write_rows(export.ranking_rows(topic=topic), fmt, response)
+    return response
+
+
+@login_required
+@require_GET
+def labels_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    topic = _topic(request, slug, key)
+    response = _attachment(topic, "labels", "csv")
+    export.write_rows(export.raw_label_rows(topic=topic), "csv", response, columns=LABEL_COLUMNS)
+    return response
+
+
+@login_required
+@require_GET
+def concept_map_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    topic = _topic(request, slug, key)
+    response = _attachment(topic, "concept-map", "tsv")
+    response.write("".join(line + "\n" for line in export.concept_map_lines(topic=topic, top=TOP_FOR_CONCEPT_MAPS)))
+    return response
