@@ -83,7 +83,13 @@ TEMPLATES = [
 # --- Database: SQLite file by default, PostgreSQL through DATABASE_URL -------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'salience.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # WAL lets readers run beside the writer; NORMAL syncs at checkpoints, not every commit;
+    # IMMEDIATE takes the write lock up front instead of failing to upgrade a read lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=30,
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        transaction_mode="IMMEDIATE",
+    )
     (BASE_DIR / "var").mkdir(exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -12,6 +12,7 @@ is done.
 import csv
 import io
 import math
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +54,12 @@ class DemoReport:
 
 
 class _QuietHandler(WSGIRequestHandler):
+    def setup(self):
+        super().setup()
+        # The server writes headers and body separately; without this, Nagle's algorithm
+        # holds the body until the client's delayed ACK, ~40 ms on every response.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format, *args):  # noqa: A002 — the stdlib's name
         pass
 
