@@ -95,18 +95,6 @@ def measure(database_url: str, mode: str, path: Path) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
-def fresh_postgres_database(server_url: str, name: str) -> str:
-    import psycopg2
-
-    connection = psycopg2.connect(server_url.rsplit("/", 1)[0] + "/postgres")
-    connection.autocommit = True
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
-        cursor.execute(f"CREATE DATABASE {name}")
-    connection.close()
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
-
-
 def report(backend: str, raw: dict, ours: dict) -> None:
     ratio = ours["seconds"] / raw["seconds"]
     print(f"{backend:<11} raw executemany {raw['seconds']:7.2f} s   import {ours['seconds']:7.2f} s   "
@@ -123,7 +111,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, Path(args.file))))
         return
-    from tests.services import postgres
+    from tests.services import fresh_database, postgres
 
     with tempfile.TemporaryDirectory(prefix="salience-bench-") as workdir:
         work = Path(workdir)
@@ -137,8 +125,8 @@ def main() -> None:
         pg_dir = work / "pg"
         pg_dir.mkdir()
         with postgres(pg_dir) as server_url:
-            raw = measure(fresh_postgres_database(server_url, "bench_raw"), "raw", path)
-            ours = measure(fresh_postgres_database(server_url, "bench_import"), "import", path)
+            raw = measure(fresh_database(server_url, "bench_raw"), "raw", path)
+            ours = measure(fresh_database(server_url, "bench_import"), "import", path)
             report("PostgreSQL", raw, ours)
 
 

@@ -135,18 +135,6 @@ def child(propositions: int, workers: int) -> dict:
     }
 
 
-def fresh_postgres_database(server_url: str, name: str) -> str:
-    import psycopg2
-
-    connection = psycopg2.connect(server_url.rsplit("/", 1)[0] + "/postgres")
-    connection.autocommit = True
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {name}")
-        cursor.execute(f"CREATE DATABASE {name}")
-    connection.close()
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
-
-
 def report(result: dict, propositions: int, workers: int) -> None:
     print(f"PostgreSQL: {result['labels']:,} Likert labels ({propositions:,} propositions × {ASSIGNMENTS_PER_TASK}) "
           f"from {workers} workers, {result['traps']} traps; filled by COPY in {result['fill_seconds']:.1f} s")
@@ -169,14 +157,14 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.propositions, args.workers)))
         return
-    from tests.services import postgres
+    from tests.services import fresh_database, postgres
 
     with tempfile.TemporaryDirectory(prefix="salience-bench-") as workdir:
         pg_dir = Path(workdir) / "pg"
         pg_dir.mkdir(parents=True)
         os.chmod(workdir, 0o755)
         with postgres(pg_dir) as server_url:
-            env = dict(os.environ, DATABASE_URL=fresh_postgres_database(server_url, "bench_quality"))
+            env = dict(os.environ, DATABASE_URL=fresh_database(server_url, "bench_quality"))
             env.pop("CELERY_BROKER_URL", None)
             output = subprocess.run(
                 [sys.executable, __file__, "--child", "--propositions", str(args.propositions),

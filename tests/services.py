@@ -162,6 +162,20 @@ def _wait_for_ready(bindir: Path, port: int, process: subprocess.Popen) -> None:
     raise ServiceError("PostgreSQL did not become ready")
 
 
+def fresh_database(server_url: str, name: str) -> str:
+    """An empty database `name` on the server of `server_url` (for benchmarks); its URL."""
+    import psycopg2
+
+    base = server_url.rsplit("/", 1)[0]
+    connection = psycopg2.connect(f"{base}/postgres")
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+    return f"{base}/{name}"
+
+
 @contextmanager
 def redis(workdir: Path):
     binary = shutil.which("redis-server")
