@@ -292,6 +292,8 @@ def _batch_published(*, batch_id: int) -> None:
     if batch.kind == Batch.Kind.LIKERT:
         # Publishing its Likert batch starts a topic's Likert round.
         Topic.objects.filter(pk=batch.topic_id, state=Topic.State.IMPORTING).update(state=Topic.State.LIKERT)
+    # The first published batch makes a draft campaign active (its settings are then fixed).
+    Campaign.objects.filter(pk=batch.topic.campaign_id, status=Campaign.Status.DRAFT).update(status=Campaign.Status.ACTIVE)
 
 
 # ---- A topic's round, for the command ----------------------------------------------------

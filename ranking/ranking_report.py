@@ -52,7 +52,7 @@ def convergence_svg(snapshots: list[RankingSnapshot], *, stop: float) -> SafeStr
         title="Convergence of the ranking",
         x_label="comparisons used",
         y_label="Spearman ρ with the previous refit",
-        x_range=(0, max((used for used, _spearman in points), default=1)),
+        x_range=(0, max([1, *(used for used, _spearman in points)])),
         y_range=(max(-1.0, math.floor(lowest * 10) / 10 - 0.1), 1.0),
         references={f"stop at {stop:g}": stop},
     )

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Batch, Topic
+from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd import ledger, publishing
 from crowd.localturk import faults
@@ -252,3 +252,13 @@ def test_publish_command_reports_a_refusal_as_a_command_error(settings):
 
     with pytest.raises(CommandError, match="MTURK_ENVIRONMENT=production"):
         call_command("publish", campaign="live", live=True)
+
+
+@pytest.mark.mturk
+def test_first_publish_makes_a_draft_campaign_active(local_turk):
+    batch = likert_batch(propositions=5)
+    campaign = batch.topic.campaign
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.DRAFT)
+    batch_publish(batch_id=batch.pk)
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.ACTIVE

@@ -1,0 +1,146 @@
+"""The ranking page of a topic and its downloads (ranking.views, ranking.ranking_report)."""
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+from django.urls import reverse
+
+from annotation.models import Proposition
+from crowd.models import Comparison, LikertLabel
+from ranking.models import PropositionScore, RankingSnapshot
+from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory, WorkerFactory
+
+pytestmark = pytest.mark.django_db
+
+COMPARED = 60  # more than the 50 the μ ± σ chart shows
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_user("researcher", password="x")
+
+
+@pytest.fixture
+def topic(owner):
+    """80 scored propositions (the best 60 compared), a trap, and three refits."""
+    topic = TopicFactory(campaign=CampaignFactory(owner=owner, slug="loans-run"), key="loans")
+    propositions = PropositionFactory.create_batch(80, topic=topic)
+    PropositionFactory(topic=topic, subject="This sentence is not important", relation="", object="",
+                       trap_kind=Proposition.TrapKind.OBVIOUS)
+    PropositionScore.objects.bulk_create(
+        PropositionScore(
+            proposition=p, likert_mean=5 - i / 20, likert_n=5, in_comparisons=i < COMPARED,
+            mu=40 - i / 2 if i < COMPARED else None, sigma=1 + i / 100 if i < COMPARED else None,
+            comparisons=12 if i < COMPARED else 0, rank=i + 1,
+        )
+        for i, p in enumerate(propositions)
+    )
+    for number, (used, spearman) in enumerate([(100, None), (200, 0.91), (300, 0.97)], start=1):
+        RankingSnapshot.objects.create(topic=topic, number=number, comparisons_used=used, spearman_previous=spearman,
+                                       entered_top=3, left_top=3, ranking=[])
+    return topic
+
+
+@pytest.fixture
+def owner_client(client, owner):
+    client.force_login(owner)
+    return client
+
+
+def url(name, topic, *args):
+    return reverse(f"ranking:{name}", args=[topic.campaign.slug, topic.key, *args])
+
+
+def test_pages_and_downloads_need_a_login_and_stay_with_their_researcher(client, topic, django_user_model):
+    urls = [url("topic-ranking", topic), url("ranking-download", topic, "csv"), url("labels-download", topic),
+            url("concept-map-download", topic)]
+    for address in urls:
+        response = client.get(address)
+        assert response.status_code == 302 and response.url.startswith("/accounts/login/"), address
+    client.force_login(django_user_model.objects.create_user("someone-else"))
+    for address in urls:
+        assert client.get(address).status_code == 404, address
+
+
+def test_the_page_draws_both_plots_and_a_sortable_table(owner_client, topic):
+    page = owner_client.get(url("topic-ranking", topic)).content.decode()
+
+    convergence = re.search(r'<figure class="card" id="convergence">(.*?)</figure>', page, re.S).group(1)
+    intervals = re.search(r'<figure class="card" id="top-intervals">(.*?)</figure>', page, re.S).group(1)
+    assert 'role="img"' in convergence and convergence.count("<circle") == 2  # refits 2 and 3
+    assert "(200, 0.91)" in convergence and "stop at 0.99" in convergence
+    assert intervals.count('class="chart-interval"') == 50
+    assert "<title>#1 Lender" in intervals and "40 ± 1" in intervals
+    assert "Refit #3 used 300 comparisons; Spearman 0.970 with the previous refit" in page
+    assert page.count("<tbody>") == 1 and page.count("<tr>") == 1 + 80  # the trap is left out
+    assert '<table class="ranking" data-sortable' in page
+    assert '<th scope="col" class="num" aria-sort="ascending" data-type="number"><button type="button" class="sort">Rank</button>' in page
+    assert '<script src="/static/js/sortable-table.js" defer></script>' in page
+    assert "40.00 ± 1.00" in page and "—" in page  # μ ± σ, and none for the uncompared
+
+
+def test_the_sorting_script_sets_aria_sort_and_needs_nothing_else():
+    script = open(finders.find("js/sortable-table.js"), encoding="utf-8").read()
+    assert 'setAttribute("aria-sort"' in script and "button.sort" in script
+    assert "fetch(" not in script and "http" not in script
+
+
+def test_before_any_refit_the_plots_say_there_is_no_data_yet(owner_client, topic):
+    RankingSnapshot.objects.all().delete()
+    PropositionScore.objects.update(mu=None, sigma=None, in_comparisons=False)
+
+    page = owner_client.get(url("topic-ranking", topic)).content.decode()
+
+    assert page.count("no data yet") == 2 and "No TrueSkill refit yet" in page
+
+
+@pytest.mark.parametrize("fmt, content_type", [
+    ("csv", "text/csv; charset=utf-8"),
+    ("tsv", "text/tab-separated-values; charset=utf-8"),
+    ("jsonl", "application/jsonl; charset=utf-8"),
+])
+def test_the_ranking_downloads_in_each_format(owner_client, topic, fmt, content_type):
+    response = owner_client.get(url("ranking-download", topic, fmt))
+
+    assert response["Content-Type"] == content_type
+    assert response["Content-Disposition"] == f'attachment; filename="loans-run-loans-ranking.{fmt}"'
+    text = response.content.decode()
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in text.splitlines()]
+    else:
+        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if fmt == "tsv" else ","))
+    assert len(rows) == 80
+    assert str(rows[0]["rank"]) == "1" and float(rows[0]["mu"]) == 40.0 and str(rows[0]["subject"]).startswith("Lender")
+
+
+def test_an_unknown_format_is_not_found(owner_client, topic):
+    assert owner_client.get(url("ranking-download", topic, "xlsx")).status_code == 404
+
+
+def test_the_raw_labels_download_holds_every_label_and_vote(owner_client, topic):
+    first, second = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE)[:2]
+    worker = WorkerFactory(external_id="AWORKER1")
+    assignment = AssignmentFactory(task__batch__topic=topic, worker=worker, assignment_id="ASG1")
+    LikertLabel.objects.create(assignment=assignment, worker=worker, proposition=first, score=4)
+    Comparison.objects.create(assignment=assignment, worker=worker, winner=first, loser=second)
+
+    response = owner_client.get(url("labels-download", topic))
+
+    assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans-labels.csv"'
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [(row["kind"], row["worker"], row["score"], row["winner_id"]) for row in rows] == [
+        ("likert", "AWORKER1", "4", ""), ("comparison", "AWORKER1", "", str(first.pk)),
+    ]
+
+
+def test_the_concept_map_download_is_the_top_50_triples(owner_client, topic):
+    response = owner_client.get(url("concept-map-download", topic))
+
+    assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans-concept-map.tsv"'
+    lines = response.content.decode().splitlines()
+    assert len(lines) == 50 and all(len(line.split("\t")) == 3 for line in lines)
+    assert lines[0].split("\t")[1] == "offers"
