@@ -6,6 +6,11 @@ independently per worker and item; each group (one HIT) is answered by 5 workers
 yields 10 pairs × 5 = 50 comparisons. After every batch TrueSkill is refit from scratch
 (`ranking.rating.fit`) over all comparisons, as the pipeline does.
 
+Two TrueSkill environments, each a separate table in which both methods are fit with the
+same env: `default` (`ranking.rating.default_env`, β = σ/2) and `crowd`
+(`ranking.selection.crowd_env`, β = 1.5σ). The crowd β was chosen with `--tune` on
+seeds TUNING_SEEDS, disjoint from the reported seeds 0..N-1.
+
 Budget accounting: the budget is a fraction of all C(112, 2) = 6216 pairs; every group
 is charged its C(5, 2) = 10 pairs, also when a pair was asked before (HITs are paid
 per group), so 10 % = 622 pairs = 62 groups for both methods. Batches hold 100 pairs
@@ -13,14 +18,14 @@ per group), so 10 % = 622 pairs = 62 groups for both methods. Batches hold 100 p
 one run per seed is scored at each budget on the way to 20 %. The distinct pairs each
 method covered are printed too.
 
-Noise: fixed at NOISE_SD, calibrated so that two independent full runs of the system
-(next_batch) at the 10 % budget correlate ~0.75 (Spearman of μ), the middle of the
-paper's run-to-run 0.73-0.82; the run-to-run correlation of both methods is printed,
-and `--calibrate` prints it over a range of noise levels. The same seeds, truths and
-worker noise streams serve both methods. An ablation line shows how much of the effect
-is coverage alone (random groups over the least-asked keys).
+Noise: fixed at NOISE_SD, calibrated so that two independent full runs of the paper's
+system (default env) at the 10 % budget correlate ~0.75 (Spearman of μ), the middle of
+the paper's run-to-run 0.73-0.82; the run-to-run correlation of every method and env is
+printed, and `--calibrate` prints it over a range of noise levels. The same seeds,
+truths and worker noise streams serve both methods and both envs. An ablation line
+shows how much of the effect is coverage alone (random groups over the least-asked keys).
 
-    .venv/bin/python benchmarks/selection_bench.py [--quick] [--seeds N] [--noise SD] [--calibrate]
+    .venv/bin/python benchmarks/selection_bench.py [--quick] [--seeds N] [--noise SD] [--calibrate] [--tune]
 """
 
 import argparse
@@ -34,8 +39,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ranking.rating import fit  # noqa: E402
-from ranking.selection import next_batch  # noqa: E402
+import trueskill  # noqa: E402
+
+from ranking.rating import DEFAULT_MU, DEFAULT_SIGMA, DEFAULT_TAU, default_env, fit  # noqa: E402
+from ranking.selection import crowd_env, next_batch  # noqa: E402
 from ranking.stats import spearman, top_k_overlap  # noqa: E402
 
 N_ITEMS = 112
@@ -49,6 +56,9 @@ CALIBRATION_BUDGET = 0.10
 NOISE_SD = 1.25
 SENSITIVITY_NOISE = (0.7, 1.0, 2.0)
 TOP_K = 50
+ENVS = {"default": default_env, "crowd": crowd_env}
+TUNING_SEEDS = range(200, 260)
+TUNING_BETAS = (0.5, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)  # × σ
 
 
 def random_groups(ratings, counts, n_pairs=BATCH_PAIRS, group_size=GROUP_SIZE, rng=None):
@@ -89,18 +99,18 @@ def ask(group, utility, noise, rng, comparisons, counts):
         comparisons.extend(worker_comparisons(group, utility, noise, rng))
 
 
-def simulate(choose, utility, noise, run_seed, budgets):
-    """One campaign; returns {budget: (μ by key, distinct pairs covered)}."""
+def simulate(choose, utility, noise, run_seed, budgets, env):
+    """One campaign fit with `env`; returns {budget: (μ by key, distinct pairs covered)}."""
     choice_rng, worker_rng = random.Random(run_seed), random.Random(run_seed + 1)
     comparisons, counts, asked, results = [], {}, 0, {}
-    ratings = fit(comparisons, items=utility)
+    ratings = fit(comparisons, items=utility, env=env)
     for budget in budgets:
         while asked < groups_for(budget):
             n_groups = min(BATCH_PAIRS // PAIRS_PER_GROUP, groups_for(budget) - asked)
             for group in choose(ratings, counts, n_groups * PAIRS_PER_GROUP, GROUP_SIZE, choice_rng):
                 ask(group, utility, noise, worker_rng, comparisons, counts)
             asked += n_groups
-            ratings = fit(comparisons, items=utility)
+            ratings = fit(comparisons, items=utility, env=env)
         results[budget] = ({key: rating.mu for key, rating in ratings.items()}, len(counts))
     return results
 
@@ -117,26 +127,26 @@ def mean_sd(values):
 METHODS = {"next_batch": next_batch, "random": random_groups}
 
 
-def budget_curve(seeds, noise):
+def budget_curve(seeds, noise, env):
     """Per method and budget: Spearman with the truth, top-50 overlap, distinct pairs."""
     scores = {(method, budget): [] for method in METHODS for budget in BUDGETS}
     for seed in seeds:
         utility = truth(seed)
         for method, choose in METHODS.items():
-            for budget, (mu, distinct) in simulate(choose, utility, noise, 1000 * seed, BUDGETS).items():
+            for budget, (mu, distinct) in simulate(choose, utility, noise, 1000 * seed, BUDGETS, env).items():
                 scores[method, budget].append(
                     (spearman(mu, utility), top_k_overlap(mu, utility, TOP_K), distinct)
                 )
     return scores
 
 
-def run_to_run(seeds, noise):
+def run_to_run(seeds, noise, env):
     """Spearman between the μ of two independent runs on the same truth, at 10 %."""
     correlations = {method: [] for method in METHODS}
     for seed in seeds:
         utility = truth(seed)
         for method, choose in METHODS.items():
-            runs = [simulate(choose, utility, noise, 1000 * seed + offset, [CALIBRATION_BUDGET])
+            runs = [simulate(choose, utility, noise, 1000 * seed + offset, [CALIBRATION_BUDGET], env)
                     for offset in (0, 500)]
             correlations[method].append(spearman(runs[0][CALIBRATION_BUDGET][0], runs[1][CALIBRATION_BUDGET][0]))
     return correlations
@@ -144,12 +154,12 @@ def run_to_run(seeds, noise):
 
 def batch_time(repeats):
     """Median seconds for next_batch on 112 items, from the state after a 10 % run."""
-    utility, rng = truth(0), random.Random(0)
+    utility, rng, env = truth(0), random.Random(0), crowd_env()
     comparisons, counts = [], {}
     for _ in range(groups_for(CALIBRATION_BUDGET) // 10):
-        for group in next_batch(fit(comparisons, items=utility), counts, rng=rng):
+        for group in next_batch(fit(comparisons, items=utility, env=env), counts, rng=rng):
             ask(group, utility, NOISE_SD, rng, comparisons, counts)
-    ratings = fit(comparisons, items=utility)
+    ratings = fit(comparisons, items=utility, env=env)
     times = []
     for repeat in range(repeats):
         started = time.perf_counter()
@@ -158,49 +168,47 @@ def batch_time(repeats):
     return statistics.median(times)
 
 
-def score_at_10_percent(choose, seeds, noise):
+def score_at_10_percent(choose, seeds, noise, env):
     """Mean Spearman and top-50 overlap of one method at 10 %."""
     scored = []
     for seed in seeds:
         utility = truth(seed)
-        mu = simulate(choose, utility, noise, 1000 * seed, [CALIBRATION_BUDGET])[CALIBRATION_BUDGET][0]
+        mu = simulate(choose, utility, noise, 1000 * seed, [CALIBRATION_BUDGET], env)[CALIBRATION_BUDGET][0]
         scored.append((spearman(mu, utility), top_k_overlap(mu, utility, TOP_K)))
     return [statistics.mean(column) for column in zip(*scored)]
 
 
-def noise_sensitivity(seeds):
+def noise_sensitivity(seeds, env):
     for noise in SENSITIVITY_NOISE:
-        nb, rnd = (score_at_10_percent(choose, seeds, noise) for choose in METHODS.values())
+        nb, rnd = (score_at_10_percent(choose, seeds, noise, env) for choose in METHODS.values())
         print(f"  noise {noise:.2f}: next_batch {nb[0]:.3f} / {nb[1]:.3f}, random {rnd[0]:.3f} / {rnd[1]:.3f}, "
               f"Δ {nb[0] - rnd[0]:+.3f} / {nb[1] - rnd[1]:+.3f}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4 seeds, no noise sensitivity")
-    parser.add_argument("--seeds", type=int, help="number of seeds (default 20, --quick 4)")
-    parser.add_argument("--noise", type=float, default=NOISE_SD)
-    parser.add_argument("--calibrate", action="store_true", help="run-to-run correlation over noise levels")
-    args = parser.parse_args()
-    seeds = range(args.seeds or (4 if args.quick else 20))
+def beta_tuning(noise):
+    """Spearman / top-50 at 10 % on the tuning seeds for a range of β, both methods."""
+    print(f"β for crowd votes, tuning seeds {TUNING_SEEDS.start}..{TUNING_SEEDS.stop - 1}, "
+          f"{CALIBRATION_BUDGET:.0%} budget (Spearman / top-50, means; next_batch's information gain "
+          f"always uses ranking.selection.CROWD_BETA)")
+    for ratio in TUNING_BETAS:
+        env = trueskill.TrueSkill(mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=ratio * DEFAULT_SIGMA,
+                                  tau=DEFAULT_TAU, draw_probability=0)
+        nb, rnd = (score_at_10_percent(choose, TUNING_SEEDS, noise, env) for choose in METHODS.values())
+        print(f"  β = {ratio:.2f}σ: next_batch {nb[0]:.3f} / {nb[1]:.3f}, random {rnd[0]:.3f} / {rnd[1]:.3f}")
 
-    if args.calibrate:
-        print(f"run-to-run Spearman at {CALIBRATION_BUDGET:.0%}, {len(seeds)} seeds")
-        for noise in (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6):
-            correlations = run_to_run(seeds, noise)
-            print(f"  noise {noise:.2f}: " + ", ".join(f"{m} {mean_sd(c)}" for m, c in correlations.items()))
-        return 0
 
-    started = time.perf_counter()
-    print(f"{N_ITEMS} items, utilities ~ N(0, 1); Thurstonian workers, noise sd {args.noise}; "
-          f"groups of {GROUP_SIZE} x {ASSIGNMENTS} assignments; batches of {BATCH_PAIRS} pairs; "
-          f"{len(seeds)} seeds; mean ± sd over seeds")
-    correlations = run_to_run(seeds, args.noise)
+def env_report(name, seeds, noise, full):
+    """Run-to-run, the budget curve and (full) noise sensitivity and ablation for one env.
+
+    Returns the paired Spearman differences and the top-50 gain at 10 %."""
+    env = ENVS[name]()
+    print(f"\n== env {name}: β {env.beta:.2f}, τ {env.tau:.3f} (σ {env.sigma:.2f}); both methods fit with it ==")
+    correlations = run_to_run(seeds, noise, env)
     print(f"run-to-run Spearman at {CALIBRATION_BUDGET:.0%} (two independent runs, same truth): "
           + ", ".join(f"{method} {mean_sd(values)}" for method, values in correlations.items()))
 
-    scores = budget_curve(seeds, args.noise)
-    print(f"\n{'budget':>6} {'groups':>6} | {'Spearman next_batch':>19} {'random':>13} {'Δ':>6} | "
+    scores = budget_curve(seeds, noise, env)
+    print(f"{'budget':>6} {'groups':>6} | {'Spearman next_batch':>19} {'random':>13} {'Δ':>6} | "
           f"{'top-50 next_batch':>17} {'random':>13} {'Δ':>6} | distinct pairs nb / rnd")
     for budget in BUDGETS:
         ours, theirs = scores["next_batch", budget], scores["random", budget]
@@ -210,23 +218,53 @@ def main():
               f"{mean_sd([r[1] for r in theirs]):>13} {delta[1]:>+6.3f} | "
               f"{statistics.mean(r[2] for r in ours):.0f} / {statistics.mean(r[2] for r in theirs):.0f}")
 
-    if not args.quick:
-        print(f"\nsensitivity to worker noise, {CALIBRATION_BUDGET:.0%} budget (Spearman / top-50, means):")
-        noise_sensitivity(seeds)
-        coverage_only = score_at_10_percent(least_asked_random_groups, seeds, args.noise)
-        print(f"ablation, noise {args.noise}, {CALIBRATION_BUDGET:.0%}: random groups over the least-asked keys "
+    if full:
+        print(f"sensitivity to worker noise, {CALIBRATION_BUDGET:.0%} budget (Spearman / top-50, means):")
+        noise_sensitivity(seeds, env)
+        coverage_only = score_at_10_percent(least_asked_random_groups, seeds, noise, env)
+        print(f"ablation, noise {noise}, {CALIBRATION_BUDGET:.0%}: random groups over the least-asked keys "
               f"(coverage only) {coverage_only[0]:.3f} / {coverage_only[1]:.3f}")
 
-    seconds = batch_time(repeats=10 if args.quick else 50)
     ours, theirs = scores["next_batch", CALIBRATION_BUDGET], scores["random", CALIBRATION_BUDGET]
     differences = [a[0] - b[0] for a, b in zip(ours, theirs)]
-    gain = statistics.mean(differences)
     top_gain = statistics.mean(r[1] for r in ours) - statistics.mean(r[1] for r in theirs)
-    print(f"\nnext_batch for {N_ITEMS} items, one batch of {BATCH_PAIRS} pairs: median {seconds * 1000:.1f} ms")
-    print(f"targets at {CALIBRATION_BUDGET:.0%}: Spearman Δ {gain:+.3f} (paired sd {statistics.stdev(differences):.3f}; "
-          f">= +0.10: {'met' if gain >= 0.10 else 'NOT met'}), "
-          f"top-50 Δ {top_gain:+.3f} (> 0: {'met' if top_gain > 0 else 'NOT met'}), "
-          f"batch time (<= 100 ms: {'met' if seconds <= 0.1 else 'NOT met'})")
+    return differences, top_gain
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="4 seeds, no noise sensitivity")
+    parser.add_argument("--seeds", type=int, help="number of seeds (default 20, --quick 4)")
+    parser.add_argument("--noise", type=float, default=NOISE_SD)
+    parser.add_argument("--calibrate", action="store_true", help="run-to-run correlation over noise levels")
+    parser.add_argument("--tune", action="store_true", help="the β grid on the tuning seeds")
+    args = parser.parse_args()
+    seeds = range(args.seeds or (4 if args.quick else 20))
+
+    if args.calibrate:
+        print(f"run-to-run Spearman at {CALIBRATION_BUDGET:.0%}, {len(seeds)} seeds, default env")
+        for noise in (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6):
+            correlations = run_to_run(seeds, noise, default_env())
+            print(f"  noise {noise:.2f}: " + ", ".join(f"{m} {mean_sd(c)}" for m, c in correlations.items()))
+        return 0
+    if args.tune:
+        beta_tuning(args.noise)
+        return 0
+
+    started = time.perf_counter()
+    print(f"{N_ITEMS} items, utilities ~ N(0, 1); Thurstonian workers, noise sd {args.noise}; "
+          f"groups of {GROUP_SIZE} x {ASSIGNMENTS} assignments; batches of {BATCH_PAIRS} pairs; "
+          f"{len(seeds)} seeds ({seeds.start}..{seeds.stop - 1}); mean ± sd over seeds")
+    targets = {name: env_report(name, seeds, args.noise, full=not args.quick) for name in ENVS}
+
+    seconds = batch_time(repeats=10 if args.quick else 50)
+    print(f"\nnext_batch for {N_ITEMS} items, one batch of {BATCH_PAIRS} pairs: median {seconds * 1000:.1f} ms "
+          f"(<= 100 ms: {'met' if seconds <= 0.1 else 'NOT met'})")
+    for name, (differences, top_gain) in targets.items():
+        gain = statistics.mean(differences)
+        print(f"targets at {CALIBRATION_BUDGET:.0%}, env {name}: Spearman Δ {gain:+.3f} "
+              f"(paired sd {statistics.stdev(differences):.3f}; >= +0.10: {'met' if gain >= 0.10 else 'NOT met'}), "
+              f"top-50 Δ {top_gain:+.3f} (> 0: {'met' if top_gain > 0 else 'NOT met'})")
     print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

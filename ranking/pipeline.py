@@ -125,7 +125,7 @@ def _likert_stage(topic: Topic) -> Step:
     topic.save(update_fields=["state"])
     if len(top) < 2:
         return _finish(topic, "too few propositions to compare")
-    ratings = rating.fit([], items=top)
+    ratings = rating.fit([], items=top, env=selection.crowd_env())
     created = _next_batch_create(topic, ratings, counts={}, number=1)
     return Step(topic.pk, "likert_done", topic.state, publish_batch_id=created.pk,
                 details={"rated": len(means), "top_k": len(top), "excluded_workers": len(excluded)})
@@ -165,7 +165,7 @@ def _comparison_stage(topic: Topic) -> Step:
     _mark_complete(latest)
     items = list(PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).values_list("proposition_id", flat=True))
     votes = _votes(topic, excluded)
-    ratings = rating.fit(votes, items=items)
+    ratings = rating.fit(votes, items=items, env=selection.crowd_env())
     snapshot = _refit_store(topic, ratings, votes)
     reason = _stop_reason(topic, snapshot, items)
     if reason:

@@ -1,62 +1,83 @@
 """Choosing the next batch of comparison HITs from the TrueSkill posterior (no Django).
 
 Falke & Gurevych (EMNLP 2017) publish comparisons in batches "based on the confidence of
-the TrueSkill model" (Herbrich et al. 2007). Plain uncertainty sampling (the pairs whose
-outcome is closest to a coin flip) does worse than random: it keeps re-comparing a few
-items that are truly close and starves the rest. `next_batch` instead:
+the TrueSkill model" (Herbrich et al. 2007). With crowd noise (two full runs of the
+paper's system correlate only 0.73-0.82) the gap between two near-equal items is far
+smaller than what a few votes can measure, so groups of neighbours in the ranking place
+no item globally (their errors add up along the chain), and plain uncertainty sampling
+does worse than random. `next_batch` therefore decides *who* is asked by coverage and
+*with whom* by information:
 
-1. scores every pair by the information its outcome brings about the two skills
-   (BALD, Houlsby et al. 2011, for the probit model TrueSkill uses), which is high only
-   when the order is in doubt *and* that doubt comes from the posterior, not from the
-   performance noise β: a settled pair that is a coin flip scores ~0;
-2. discounts pairs that already have labels, 1 / (1 + labels / 2): the crowd disagrees
-   systematically on some pairs (majority agreement 0.73-0.78 in the paper), so the
-   model's i.i.d. view overvalues repeats, and a new pair also adds a new link between
-   items;
-3. weights pairs by the chance that their items are in the top 50 (which feed the
-   concept maps), by up to 1.5x, so the top and its boundary get more without the rest
-   being ignored;
-4. spreads a batch over many items: a key is in at most ceil(slots / keys) groups of a
-   batch (one for 10 groups of 5 over ~112 keys), so no item is starved and no batch
-   hammers a few items. In benchmarks/selection_bench.py this coverage carries the
-   whole gain over random groups: with TrueSkill's sequential refit, which pairs fill
-   the groups (close in μ, spread out, or random) moves Spearman by less than 0.01;
-5. packs each group greedily: the seed is the free key with the most information to
-   gain with the other free keys, then the key adding the most information to the group
-   (sum over the members plus the weakest link times the group size, so all 10 pairs of
-   a group of 5 are informative — in practice, keys close in μ).
+1. the batch's slots go to the keys whose ranks most need labels: need = (labels + 1) /
+   (floor + f(μ)), f(μ) = exp(−z²/2) the density of a normal fitted to the μs (z the
+   standardised μ, f = 1 at the mean). An error δ in a skill moves the item's rank by
+   about n · f(μ) · δ, so keys in the crowded middle of the ranking (where the top-50
+   boundary also lies) earn more comparisons than the extremes. The floor keeps the
+   extremes from being starved: a key never asked (need ≤ 1 / floor = 10) comes before
+   every key with more than 10 labels (a group of five answered by three workers gives
+   it 12). A key is in at most ceil(slots / keys) groups of a batch;
+2. pairs are scored by the information their outcome brings about the two skills
+   (BALD, Houlsby et al. 2011, for TrueSkill's probit model, with the performance noise
+   β of `crowd_env`), high only when the order is in doubt *and* that doubt comes from
+   the posterior: a settled pair that is a coin flip scores ~0;
+3. pairs that already have labels are discounted by 1 / (1 + labels / 2): the crowd
+   disagrees systematically on some pairs (majority agreement 0.73-0.78 in the paper),
+   so the model's i.i.d. view overvalues repeats;
+4. groups are packed greedily: the seed is the free key with the most information to
+   gain with the other free keys, then the key adding the most to the group (sum over
+   the members plus the weakest link times the group size, so all C(g, 2) pairs of a
+   group are informative).
+
+Fit the ratings with `crowd_env()`: TrueSkill's default β = σ/2 takes a crowd vote for
+far stronger evidence than it is, so the posterior collapses after a few votes and the
+order of the votes decides the ranking. benchmarks/selection_bench.py reports both envs
+against random groups, and how β was chosen.
 
 Exact ties go to the key that comes first in an rng-shuffled order, and every group is
 presented in a shuffled order (the order shown in a drag-and-drop HIT must not hint at
-the current ranking). See benchmarks/selection_bench.py for the effect against random
-groups.
+the current ranking).
 """
 
 import math
 import random
 
 import numpy as np
+import trueskill
 from scipy.special import ndtr
 
-from ranking.rating import DEFAULT_BETA
+from ranking.rating import DEFAULT_MU, DEFAULT_SIGMA, DEFAULT_TAU
 
-TOP_K = 50
-TOP_EMPHASIS = 0.5
+# Performance noise for crowd votes: 1.5 prior σ (3x TrueSkill's default β = σ/2). A
+# Thurstonian worker whose noise sd is 1.25 times the spread of the true utilities
+# (the run-to-run reliability the paper reports) has β = 1.25σ; the ten pairs read off
+# one worker's ordering of five share that worker's noise, so a little more. Chosen on
+# tuning seeds disjoint from the benchmark's (selection_bench.py --tune): any β in
+# 1.25σ-2.5σ scores within ~0.005 Spearman, for next_batch and for random groups.
+CROWD_BETA = 1.5 * DEFAULT_SIGMA
+DENSITY_FLOOR = 0.1
 REPEAT_DISCOUNT_LABELS = 2.0
 
 # Houlsby et al. (2011): h(Φ(x)) ≈ exp(−x² / (π ln 2)), h the binary entropy in bits.
 _BALD_C2 = math.pi * math.log(2) / 2
 
 
+def crowd_env():
+    """The TrueSkill environment for crowd votes: μ 25, σ 25/3, β 1.5σ, τ σ/100, no draws."""
+    return trueskill.TrueSkill(
+        mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=CROWD_BETA, tau=DEFAULT_TAU, draw_probability=0
+    )
+
+
 def next_batch(ratings, counts, n_pairs=100, group_size=5, rng=None):
     """Groups of `group_size` distinct keys whose C(group_size, 2) pairs are worth labelling.
 
-    ratings: {key: trueskill.Rating} (β is the default environment's, as a Rating does
-    not carry its environment); counts: {frozenset({a, b}): labels already seen};
-    rng: random.Random (None: a fresh one). Returns max(1, ceil(n_pairs / C(g, 2)))
-    groups. With fewer keys than `group_size` every group holds all keys; with fewer
-    than two keys there is no pair to ask about and the result is [].
-    Deterministic for a given rng state and ratings order.
+    ratings: {key: trueskill.Rating}, best fit with `crowd_env()` (a Rating does not
+    carry its environment; the information gain assumes β = CROWD_BETA);
+    counts: {frozenset({a, b}): labels already seen}; rng: random.Random (None: a fresh
+    one). Returns max(1, ceil(n_pairs / C(g, 2))) groups. With fewer keys than
+    `group_size` every group holds all keys; with fewer than two keys there is no pair
+    to ask about and the result is []. Deterministic for a given rng state and ratings
+    order.
     """
     if group_size < 2:
         raise ValueError("a group needs at least two keys")
@@ -70,22 +91,17 @@ def next_batch(ratings, counts, n_pairs=100, group_size=5, rng=None):
     if size < group_size:
         groups = [list(keys) for _ in range(n_groups)]
     else:
-        gains = _pair_gains(keys, ratings, counts)
-        groups = _pack(gains, n_groups, size)
+        mu = np.array([ratings[key].mu for key in keys], dtype=float)
+        sigma = np.array([ratings[key].sigma for key in keys], dtype=float)
+        labels = _label_counts(keys, counts)
+        gains = expected_information_gain(mu, sigma, CROWD_BETA)
+        gains /= 1 + labels / REPEAT_DISCOUNT_LABELS
+        need = (labels.sum(axis=1) + 1) / (DENSITY_FLOOR + mu_density(mu))
+        groups = _pack(gains, _neediest(need, n_groups * size), n_groups, size)
         groups = [[keys[index] for index in group] for group in groups]
     for group in groups:
         rng.shuffle(group)
     return [tuple(group) for group in groups]
-
-
-def _pair_gains(keys, ratings, counts):
-    """The n×n matrix of pair values: information gain × repeat discount × top weight."""
-    mu = np.array([ratings[key].mu for key in keys], dtype=float)
-    sigma = np.array([ratings[key].sigma for key in keys], dtype=float)
-    gains = expected_information_gain(mu, sigma, DEFAULT_BETA)
-    gains /= 1 + _label_counts(keys, counts) / REPEAT_DISCOUNT_LABELS
-    weight = 1 + TOP_EMPHASIS * top_probability(mu, sigma, TOP_K)
-    return gains * (weight[:, None] + weight[None, :]) / 2
 
 
 def expected_information_gain(mu, sigma, beta):
@@ -104,13 +120,15 @@ def expected_information_gain(mu, sigma, beta):
     return gains
 
 
-def top_probability(mu, sigma, k):
-    """P(skill above the boundary between the k-th and (k+1)-th μ) = Φ((μ − b) / σ); 1 when ≤ k keys."""
-    if len(mu) <= k:
+def mu_density(mu):
+    """exp(−z²/2), z = (μ − mean) / sd: a normal fitted to the μs, 1 at the mean.
+
+    All 1 when the μs are equal (nothing is known yet, so only labels decide).
+    """
+    spread = float(np.std(mu))
+    if spread == 0:
         return np.ones_like(mu)
-    descending = np.sort(mu)[::-1]
-    boundary = (descending[k - 1] + descending[k]) / 2
-    return ndtr((mu - boundary) / sigma)
+    return np.exp(-(((mu - mu.mean()) / spread) ** 2) / 2)
 
 
 def _label_counts(keys, counts):
@@ -123,31 +141,40 @@ def _label_counts(keys, counts):
     return matrix
 
 
-def _pack(gains, n_groups, size):
-    """Greedy groups of `size` indices; each index in at most ceil(slots / n) groups."""
+def _neediest(need, slots):
+    """Mask of the `slots` keys with the lowest need score (all keys if there are fewer)."""
+    chosen = np.zeros(len(need), dtype=bool)
+    chosen[np.argsort(need, kind="stable")[:slots]] = True
+    return chosen
+
+
+def _pack(gains, eligible, n_groups, size):
+    """Greedy groups of `size` indices, drawn from `eligible` while it has open keys;
+    each index in at most ceil(slots / n) groups."""
     n = len(gains)
     cap = math.ceil(n_groups * size / n)
     uses = np.zeros(n, dtype=int)
     groups = []
     for _ in range(n_groups):
-        open_keys = _below_cap(uses, cap, [])
+        open_keys = _open(uses, cap, eligible, [])
         seed_scores = gains[:, open_keys].sum(axis=1)
         members = [int(np.argmax(np.where(open_keys, seed_scores, -np.inf)))]
         while len(members) < size:
             to_members = gains[members]
             scores = to_members.sum(axis=0) + len(members) * to_members.min(axis=0)
-            open_keys = _below_cap(uses, cap, members)
+            open_keys = _open(uses, cap, eligible, members)
             members.append(int(np.argmax(np.where(open_keys, scores, -np.inf))))
         uses[members] += 1
         groups.append(members)
     return groups
 
 
-def _below_cap(uses, cap, members):
-    """Keys not in the group and under the cap; all keys not in the group if none is."""
-    open_keys = uses < cap
-    open_keys[members] = False
-    if not open_keys.any():
-        open_keys = np.ones(len(uses), dtype=bool)
-        open_keys[members] = False
-    return open_keys
+def _open(uses, cap, eligible, members):
+    """Keys a group may take next: eligible, not in the group and under the cap; failing
+    that, any key under the cap not in the group; failing that, any key not in the group."""
+    not_member = np.ones(len(uses), dtype=bool)
+    not_member[members] = False
+    for allowed in (eligible & (uses < cap), uses < cap):
+        if (allowed & not_member).any():
+            return allowed & not_member
+    return not_member

@@ -6,6 +6,7 @@ not asserted here.
 
 import math
 import random
+import statistics
 import subprocess
 import sys
 from collections import Counter
@@ -18,8 +19,8 @@ import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.rating import default_env, fit
-from ranking.selection import expected_information_gain, next_batch
+from ranking.rating import DEFAULT_SIGMA, default_env, fit
+from ranking.selection import crowd_env, expected_information_gain, mu_density, next_batch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -142,24 +143,69 @@ def test_information_gain_ignores_coin_flips_the_model_is_sure_about():
     assert np.allclose(gains, gains.T) and np.all(np.diag(gains) == 0)
 
 
+def test_keys_never_asked_come_first():
+    ratings, counts = spread_ratings(112), {}
+    for start in range(0, 60, 5):
+        add_labels(counts, range(start, start + 5), labels=3)  # 12 labels per key
+
+    groups = next_batch(ratings, counts, n_pairs=100, rng=random.Random(10))
+
+    assert all(key >= 60 for group in groups for key in group)
+
+
+def test_with_equal_labels_the_crowded_middle_is_asked_first():
+    groups = next_batch(spread_ratings(112), {}, n_pairs=100, rng=random.Random(11))
+
+    # μ = key, evenly spread: the normal fitted to the μs is densest at 55.5.
+    assert {key for group in groups for key in group} == set(range(31, 81))
+
+
+def test_mu_density_is_one_at_the_mean_and_symmetric():
+    assert np.array_equal(mu_density(np.full(4, 25.0)), np.ones(4))
+    density = mu_density(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]))
+    assert density[2] == 1.0
+    assert np.allclose(density, density[::-1]) and density[0] < density[1] < density[2]
+    assert density[3] == pytest.approx(math.exp(-1 / 2 / 2))  # z = 1 / sd, sd = √2
+
+
+def test_crowd_env_differs_from_the_default_only_in_beta():
+    crowd, default = crowd_env(), default_env()
+
+    assert crowd.beta == pytest.approx(1.5 * DEFAULT_SIGMA) == pytest.approx(3 * default.beta)
+    assert (crowd.mu, crowd.sigma, crowd.tau, crowd.draw_probability) == (
+        default.mu, default.sigma, default.tau, default.draw_probability
+    )
+
+
+def test_a_crowd_vote_is_weaker_evidence_than_a_default_one():
+    crowd, default = fit([("a", "b")], env=crowd_env()), fit([("a", "b")])
+
+    assert 25 < crowd["a"].mu < default["a"].mu
+    assert default["a"].sigma < crowd["a"].sigma < DEFAULT_SIGMA
+
+
 @settings(deadline=None, max_examples=5)
 @given(st.integers(0, 2**32 - 1))
-def test_no_key_is_starved_over_rounds(seed):
+def test_every_key_is_asked_and_the_middle_more_than_the_extremes(seed):
     rng = random.Random(seed)
     utility = {key: rng.gauss(0, 1) for key in range(112)}
     comparisons, counts, appearances = [], {}, Counter()
-    for _ in range(6):
-        ratings = fit(comparisons, items=utility)
+    for round_number in range(6):
+        ratings = fit(comparisons, items=utility, env=crowd_env())
         for group in next_batch(ratings, counts, rng=rng):
             appearances.update(group)
             add_labels(counts, group)
             for _ in range(5):
-                order = sorted(group, key=lambda key: utility[key] + rng.gauss(0, 1), reverse=True)
+                order = sorted(group, key=lambda key: utility[key] + rng.gauss(0, 1.25), reverse=True)
                 comparisons.extend(combinations(order, 2))
+        if round_number == 1:
+            assert max(appearances.values()) == 1  # 100 slots: nobody twice before all are asked
+        if round_number == 2:
+            assert set(appearances) == set(utility)  # 150 slots over 112 keys: everyone
 
-    assert set(appearances) == set(utility)  # 300 slots over 112 keys: everyone,
-    assert min(appearances.values()) >= 2  # at least twice,
-    assert max(appearances.values()) - min(appearances.values()) <= 2  # and evenly
+    ranked = sorted(utility, key=utility.get)
+    middle, extremes = ranked[28:84], ranked[:14] + ranked[-14:]
+    assert statistics.mean(appearances[key] for key in middle) > statistics.mean(appearances[key] for key in extremes)
 
 
 def test_imports_no_django():
