@@ -24,6 +24,7 @@ router.register(f"{TOPIC}/propositions", annotation_api.PropositionViewSet, base
 router.register(f"{CAMPAIGN}/batches", annotation_api.BatchViewSet, basename="api-batch")
 router.register(f"{CAMPAIGN}/hits", crowd_api.HITViewSet, basename="api-hit")
 router.register(f"{CAMPAIGN}/workers", crowd_api.CampaignWorkerViewSet, basename="api-worker")
+router.register(f"{CAMPAIGN}/links", crowd_api.ParticipantLinkViewSet, basename="api-link")
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -34,6 +35,7 @@ urlpatterns = [
         annotation_api.PropositionImportView.as_view(),
         name="api-proposition-import",
     ),
+    path(f"{CAMPAIGN}/channel/", crowd_api.CampaignChannelView.as_view(), name="api-campaign-channel"),
     path(f"{TOPIC}/ranking/", ranking_api.TopicRankingView.as_view(), name="api-topic-ranking"),
     path(f"{TOPIC}/export/", ranking_api.TopicExportView.as_view(), name="api-topic-export"),
     *router.urls,

@@ -36,6 +36,13 @@ class Conflict(ApplicationError):
     http_status = status.HTTP_409_CONFLICT
 
 
+class Gone(ApplicationError):
+    """It existed, and was withdrawn on purpose (a revoked participant link)."""
+
+    code = "gone"
+    http_status = status.HTTP_410_GONE
+
+
 def api_exception_handler(exc, context):
     """DRF exception handler: ApplicationError → its status and body; the rest as DRF does."""
     if isinstance(exc, ApplicationError):

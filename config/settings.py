@@ -5,6 +5,7 @@ DATABASE_URL and MTURK_ENVIRONMENT must be given explicitly, and the local MTurk
 is not mounted.
 """
 
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "annotation",
     "crowd",
     "crowd.localturk",
+    "crowd.localprolific",
     "ranking",
 ]
 
@@ -91,6 +93,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         transaction_mode="IMMEDIATE",
     )
     (BASE_DIR / "var").mkdir(exist_ok=True)
+# Production keeps connections open: opening one costs several HIT pages
+# (benchmarks/hit_page_bench.py). The development server starts a thread per request, which
+# defeats them, and a test's live server would keep them past its test. The health check (a
+# SELECT 1 before a request's first query) replaces a connection that died, say in a
+# database restart, instead of failing the request that finds it.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60 if PRODUCTION else 0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth -------------------------------------------------------------------------------
@@ -140,6 +149,29 @@ HIT_FRAME_ANCESTORS = env.list(
     default=["'self'", "https://workersandbox.mturk.com", "https://worker.mturk.com"],
 )
 
+# --- Prolific: local (our Prolific-compatible endpoint) or production (real money) ------
+PROLIFIC_ENVIRONMENT = env.str("PROLIFIC_ENVIRONMENT", default="production" if PRODUCTION else "local")
+if PROLIFIC_ENVIRONMENT not in ("local", "production"):
+    raise ImproperlyConfigured("PROLIFIC_ENVIRONMENT must be local or production.")
+if (PROLIFIC_ENVIRONMENT == "production") != PRODUCTION:
+    raise ImproperlyConfigured("PROLIFIC_ENVIRONMENT=production belongs to the production deployment, and only there.")
+_PROLIFIC_LOCAL = PROLIFIC_ENVIRONMENT == "local"
+PROLIFIC_API_URL = env.str(
+    "PROLIFIC_API_URL",
+    default=f"{SITE_URL}/localprolific/api/v1/" if _PROLIFIC_LOCAL else "https://api.prolific.com/api/v1/",
+)
+# The local endpoint accepts exactly this token; production needs the workspace's own.
+PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="salience-local-prolific-token" if _PROLIFIC_LOCAL else "")
+# Prolific's platform fee on rewards and bonuses, VAT excluded: 42.8 % corporate, 33.3 %
+# academic and non-profit (prolific.com/pricing). The default is the higher one.
+PROLIFIC_SERVICE_FEE_RATE = Decimal(env.str("PROLIFIC_SERVICE_FEE_RATE", default="0.428"))
+PROLIFIC_COMPLETION_URL = env.str(
+    "PROLIFIC_COMPLETION_URL",
+    default=f"{SITE_URL}/localprolific/submissions/complete?cc={{code}}" if _PROLIFIC_LOCAL
+    else "https://app.prolific.com/submissions/complete?cc={code}",
+)
+LOCALPROLIFIC_ENABLED = not PRODUCTION and env.bool("LOCALPROLIFIC_ENABLED", default=LOCALTURK_ENABLED)
+
 # --- Import limits ----------------------------------------------------------------------
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=5 * 1024 * 1024)
@@ -168,6 +200,7 @@ SPECTACULAR_SETTINGS = {
         "HITStatusEnum": "crowd.models.HIT.Status",
         "WorkerQualityStatusEnum": "crowd.models.WorkerQuality.Status",
         "MarketplaceEnvironmentEnum": "annotation.models.Campaign.Environment",
+        "ParticipantLinkKindEnum": "crowd.models.ParticipantLink.Kind",
     },
 }
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("config.api_urls")),
     path("hit/", include("annotation.urls")),
+    path("s/", include("crowd.session_urls")),
     path("", include("crowd.urls")),
     path("", include("annotation.dashboard_urls")),
     path("", include("ranking.urls")),
@@ -17,3 +18,5 @@ urlpatterns = [
 
 if settings.LOCALTURK_ENABLED:
     urlpatterns.append(path("localturk/", include("crowd.localturk.urls")))
+if settings.LOCALPROLIFIC_ENABLED:
+    urlpatterns.append(path("localprolific/", include("crowd.localprolific.urls")))

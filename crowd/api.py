@@ -1,12 +1,26 @@
-"""REST endpoints of the crowd app: a campaign's HITs and its workers (read-only, thin)."""
+"""REST endpoints of the crowd app: a campaign's HITs, its workers, its participant links (thin)."""
 
-from django.db.models import Count, Prefetch
+from django.db import transaction
+from django.db.models import Count, Prefetch, Q
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, viewsets
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from annotation.api import CampaignScoped
-from crowd.models import HIT, Worker, WorkerQuality
-from crowd.serializers import CampaignWorkerSerializer, HITFilterSerializer, HITSerializer
+from annotation.campaigns import campaign_update
+from crowd import channels, links
+from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
+from crowd.serializers import (
+    CampaignWorkerSerializer,
+    ChannelSerializer,
+    HITFilterSerializer,
+    HITSerializer,
+    LinksCreateSerializer,
+    ParticipantLinkSerializer,
+)
 
 
 @extend_schema(tags=["hits"])
@@ -55,3 +69,74 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
             )
             .order_by("external_id", "id")
         )
+
+
+@extend_schema(tags=["links"])
+@extend_schema_view(create=extend_schema(request=LinksCreateSerializer, responses={201: ParticipantLinkSerializer(many=True)}))
+class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """A participant-links campaign's links, with sessions and tasks done through each;
+    create personal links (one per label) or an open one; revoke a link."""
+
+    queryset = ParticipantLink.objects.none()
+    serializer_class = ParticipantLinkSerializer
+
+    def get_queryset(self):
+        return (
+            self.campaign.participant_links.annotate(
+                session_count=Count("sessions", distinct=True),
+                tasks_done=Count(
+                    "sessions__holds", filter=Q(sessions__holds__submitted_at__isnull=False), distinct=True
+                ),
+            )
+            .select_related("campaign")
+            .order_by("created_at", "id")
+        )
+
+    def create(self, request, *args, **kwargs):
+        body = LinksCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        if data["kind"] == ParticipantLink.Kind.OPEN:
+            made = [links.link_create(campaign=self.campaign, kind="open", label=" ".join(data["labels"]),
+                                      created_by=request.user)]
+        else:
+            made = links.links_create(campaign=self.campaign, labels=data["labels"], created_by=request.user)
+        created = self.get_queryset().filter(pk__in=[link.pk for link in made])
+        return Response(ParticipantLinkSerializer(created, many=True).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: ParticipantLinkSerializer})
+    @action(detail=True, methods=["post"])
+    def revoke(self, request, *args, **kwargs):
+        link = get_object_or_404(self.campaign.participant_links, pk=self.kwargs["pk"])
+        links.link_revoke(link=link)
+        return Response(ParticipantLinkSerializer(self.get_queryset().get(pk=link.pk)).data)
+
+
+@extend_schema(tags=["campaigns"])
+class CampaignChannelView(CampaignScoped, APIView):
+    """The campaign's channel (mturk, prolific or links), its environment, and the tasks per
+    session; a change is refused (409) once anything was published."""
+
+    @extend_schema(responses={200: ChannelSerializer})
+    def get(self, request, campaign_slug):
+        return Response(self._state())
+
+    @extend_schema(request=ChannelSerializer, responses={200: ChannelSerializer})
+    def put(self, request, campaign_slug):
+        body = ChannelSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        with transaction.atomic():
+            channels.channel_set(campaign=self.campaign, channel=data["channel"], environment=data.get("environment"))
+            per_session = data.get("tasks_per_session")
+            if per_session is not None and per_session != self.campaign.tasks_per_session:
+                campaign_update(campaign_id=self.campaign.pk, changes={"tasks_per_session": per_session})
+        self.campaign.refresh_from_db()
+        return Response(self._state())
+
+    def _state(self) -> dict:
+        return {
+            "channel": self.campaign.channel,
+            "environment": self.campaign.mturk_environment,
+            "tasks_per_session": self.campaign.tasks_per_session,
+        }

@@ -9,6 +9,8 @@ assignment and per bonus, so they are computed and rounded per assignment here t
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.conf import settings
+
 CENT = Decimal("0.01")
 BASE_RATE = Decimal("0.20")
 MANY_ASSIGNMENTS_RATE = Decimal("0.20")
@@ -19,21 +21,32 @@ def fee(amount: Decimal, rate: Decimal) -> Decimal:
     return max(CENT, (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP))
 
 
-def assignment_cost(*, reward: Decimal, max_assignments: int) -> Decimal:
-    """Reward plus fee for one approved assignment of a HIT with `max_assignments`."""
+def assignment_cost(*, reward: Decimal, max_assignments: int, channel: str = "mturk") -> Decimal:
+    """Reward plus fee for one approved assignment of a HIT with `max_assignments`.
+
+    Prolific charges its service fee (settings.PROLIFIC_SERVICE_FEE_RATE) on every reward;
+    participant links pay nobody."""
+    if channel == "links":
+        return Decimal("0.00")
+    if channel == "prolific":
+        return reward + fee(reward, settings.PROLIFIC_SERVICE_FEE_RATE)
     rate = BASE_RATE + (MANY_ASSIGNMENTS_RATE if max_assignments >= MANY_ASSIGNMENTS else 0)
     return reward + fee(reward, rate)
 
 
-def hit_cost(*, reward: Decimal, max_assignments: int) -> Decimal:
+def hit_cost(*, reward: Decimal, max_assignments: int, channel: str = "mturk") -> Decimal:
     """Every assignment of one HIT approved."""
-    return max_assignments * assignment_cost(reward=reward, max_assignments=max_assignments)
+    return max_assignments * assignment_cost(reward=reward, max_assignments=max_assignments, channel=channel)
 
 
-def hits_cost(*, reward: Decimal, max_assignments: Iterable[int]) -> Decimal:
+def hits_cost(*, reward: Decimal, max_assignments: Iterable[int], channel: str = "mturk") -> Decimal:
     """Publishing one HIT per entry of `max_assignments`, all at `reward`."""
-    return sum((hit_cost(reward=reward, max_assignments=n) for n in max_assignments), Decimal("0.00"))
+    return sum(
+        (hit_cost(reward=reward, max_assignments=n, channel=channel) for n in max_assignments), Decimal("0.00")
+    )
 
 
-def bonus_cost(amount: Decimal) -> Decimal:
+def bonus_cost(amount: Decimal, channel: str = "mturk") -> Decimal:
+    if channel == "prolific":
+        return amount + fee(amount, settings.PROLIFIC_SERVICE_FEE_RATE)
     return amount + fee(amount, BASE_RATE)

@@ -2,7 +2,8 @@
 
 from django import forms
 
-from crowd.models import WorkerQuality
+from annotation.models import Campaign
+from crowd.models import ParticipantLink, WorkerQuality
 
 
 class OverrideForm(forms.Form):
@@ -18,3 +19,36 @@ class OverrideForm(forms.Form):
     )
     reason = forms.CharField(max_length=1000, strip=True)
     next = forms.CharField(required=False)
+
+
+class ChannelForm(forms.Form):
+    """Where a draft campaign recruits, and how long a session is."""
+
+    channel = forms.ChoiceField(choices=Campaign.Channel.choices)
+    environment = forms.ChoiceField(
+        choices=Campaign.Environment.choices,
+        help_text="Local rehearses on this server's own endpoint; Prolific has no sandbox.",
+    )
+    tasks_per_session = forms.IntegerField(min_value=1, max_value=100, help_text="Prolific and links only.")
+
+
+class LinksForm(forms.Form):
+    """Personal links, one per line of `labels`, or one open link."""
+
+    kind = forms.ChoiceField(choices=ParticipantLink.Kind.choices)
+    labels = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        max_length=20_000,
+        help_text="Personal links: one line per invited person (a name or an e-mail; only you see it).",
+    )
+
+    def clean(self):
+        data = super().clean()
+        lines = [line.strip() for line in data.get("labels", "").splitlines() if line.strip()]
+        if data.get("kind") == ParticipantLink.Kind.PERSONAL and not lines:
+            self.add_error("labels", "Write one line per person to invite.")
+        if len(lines) > 500:
+            self.add_error("labels", f"{len(lines)} lines: create at most 500 links at a time.")
+        data["lines"] = lines
+        return data

@@ -88,7 +88,7 @@ def assignment_paid(*, campaign_id: int, hit: HIT, assignment_id: str, worker_id
         campaign_id=campaign_id,
         kind=Kind.SPENT,
         reference=assignment_reference(assignment_id=assignment_id, worker_id=worker_id),
-        amount=fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments),
+        amount=fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
         note=f"approved, HIT {hit.hit_id}",
     )
 
@@ -99,7 +99,7 @@ def assignment_unpaid(*, campaign_id: int, hit: HIT, assignment_id: str, worker_
         campaign_id=campaign_id,
         kind=Kind.RELEASED,
         reference=assignment_reference(assignment_id=assignment_id, worker_id=worker_id),
-        amount=fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments),
+        amount=fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
         note=f"rejected, HIT {hit.hit_id}",
     )
 
@@ -110,7 +110,7 @@ def unfilled_released(*, campaign_id: int, hit: HIT, unfilled: int) -> bool:
         campaign_id=campaign_id,
         kind=Kind.RELEASED,
         reference=f"hit:{hit.hit_id}:unfilled",
-        amount=unfilled * fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments),
+        amount=unfilled * fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
         note=f"{unfilled} assignment(s) never taken",
     )
 
@@ -120,6 +120,6 @@ def bonus_paid(*, campaign_id: int, bonus: Bonus) -> bool:
         campaign_id=campaign_id,
         kind=Kind.BONUS,
         reference=f"bonus:{bonus.token}",
-        amount=fees.bonus_cost(bonus.amount),
+        amount=fees.bonus_cost(bonus.amount, channel=bonus.assignment.worker.channel),
         note=f"bonus {bonus.amount} to {bonus.assignment.worker}",
     )

@@ -147,6 +147,10 @@ class Marketplace(Protocol):
     def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
         """Pay a bonus once per `token`; a repeated token raises DuplicateRequest."""
 
+    def batch_open(self, *, batch) -> None:
+        """After every task of `batch` has its HIT: whatever the marketplace needs for the
+        batch as a whole (a Prolific study). Idempotent; nothing to do on MTurk."""
+
     def hit_expire(self, hit_id: str) -> None:
         """Stop offering the HIT now; accepted assignments can still be submitted."""
 
@@ -164,7 +168,23 @@ def _mturk(environment: str) -> Marketplace:
     return MTurkMarketplace(environment=environment)
 
 
-MARKETPLACES: dict[str, Callable[[str], Marketplace]] = {Campaign.Channel.MTURK: _mturk}
+def _prolific(environment: str) -> Marketplace:
+    from crowd.channels import SessionMarketplace
+
+    return SessionMarketplace(channel=Campaign.Channel.PROLIFIC, environment=environment)
+
+
+def _links(environment: str) -> Marketplace:
+    from crowd.channels import SessionMarketplace
+
+    return SessionMarketplace(channel=Campaign.Channel.LINKS, environment=environment)
+
+
+MARKETPLACES: dict[str, Callable[[str], Marketplace]] = {
+    Campaign.Channel.MTURK: _mturk,
+    Campaign.Channel.PROLIFIC: _prolific,
+    Campaign.Channel.LINKS: _links,
+}
 
 
 def marketplace_for(*, channel: str, environment: str) -> Marketplace:

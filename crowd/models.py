@@ -88,7 +88,8 @@ class HITType(models.Model):
 
 
 class HIT(models.Model):
-    """A task published at a marketplace (one per task)."""
+    """A task published at a marketplace (one per task). On a session channel (Prolific,
+    participant links) it is our own record of the task being offered; `hit_id` is local."""
 
     class Status(models.TextChoices):
         ASSIGNABLE = "Assignable", "Assignable"
@@ -98,6 +99,7 @@ class HIT(models.Model):
         DISPOSED = "Disposed", "Disposed"
 
     task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="hit")
+    channel = models.CharField(max_length=16, choices=Campaign.Channel.choices, default=Campaign.Channel.MTURK)
     environment = models.CharField(max_length=16, choices=Campaign.Environment.choices)
     hit_id = models.CharField(max_length=64)
     hit_type_id = models.CharField(max_length=64, blank=True)
@@ -216,3 +218,112 @@ class Bonus(models.Model):
     token = models.CharField(max_length=64, unique=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+
+# ---- Sessions: Prolific studies and participant links (crowd/sessions.py) ------------------
+
+
+class Study(models.Model):
+    """A Prolific study: one per published batch. Its places are sessions of N tasks."""
+
+    batch = models.OneToOneField(Batch, on_delete=models.CASCADE, related_name="study")
+    environment = models.CharField(max_length=16, choices=Campaign.Environment.choices)
+    internal_name = models.CharField(max_length=128, unique=True, help_text="Our idempotency key at Prolific.")
+    study_id = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=32, blank=True)
+    places = models.PositiveIntegerField()
+    reward_cents = models.PositiveIntegerField()
+    completion_code = models.CharField(max_length=32)
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return self.study_id or self.internal_name
+
+
+class ParticipantLink(models.Model):
+    """A self-managed link: personal (one invited person) or open (asks for a participant code)."""
+
+    class Kind(models.TextChoices):
+        PERSONAL = "personal", "Personal (one person)"
+        OPEN = "open", "Open (asks for a participant code)"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="participant_links")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PERSONAL)
+    token = models.CharField(max_length=64, unique=True)
+    label = models.CharField(max_length=200, blank=True, help_text="Who it is for; only researchers see it.")
+    worker = models.OneToOneField(
+        Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="personal_link"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return self.label or f"{self.get_kind_display()} link {self.pk}"
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class WorkSession(models.Model):
+    """One participant's visit: a sequence of up to `tasks_target` tasks, then completion."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Working"
+        FINISHED = "finished", "Finished"
+        ABANDONED = "abandoned", "Returned or timed out"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="work_sessions")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="work_sessions")
+    key = models.UUIDField(unique=True, help_text="The secret in the session's address.")
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
+    link = models.ForeignKey(
+        ParticipantLink, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions"
+    )
+    external_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific's SESSION_ID.")
+    tasks_target = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Prolific's side of the session: its submission, and our decision on it.
+    submission_id = models.CharField(max_length=64, blank=True)
+    submission_status = models.CharField(max_length=32, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["started_at", "id"]
+        constraints = [
+            # Prolific gives a participant one submission per study.
+            models.UniqueConstraint(
+                fields=["study", "worker"], condition=models.Q(study__isnull=False), name="worksession_unique_study"
+            ),
+        ]
+
+    def __str__(self):
+        return f"session {self.pk} of {self.worker}"
+
+
+class TaskHold(models.Model):
+    """A task handed to a session. Active until submitted, released, or `expires_at`."""
+
+    session = models.ForeignKey(WorkSession, on_delete=models.CASCADE, related_name="holds")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="holds")
+    assignment_id = models.CharField(max_length=64, unique=True, help_text="The assignmentId the HIT page gets.")
+    position = models.PositiveSmallIntegerField(help_text="1 for the session's first task.")
+    held_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["session_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "position"], name="taskhold_unique_position"),
+        ]
+        indexes = [models.Index(fields=["task", "submitted_at", "released_at"])]

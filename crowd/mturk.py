@@ -313,6 +313,9 @@ class MTurkMarketplace:
             UniqueRequestToken=token,
         )
 
+    def batch_open(self, *, batch) -> None:
+        """Nothing: on MTurk the batch is just its HITs."""
+
     def hit_expire(self, hit_id: str) -> None:
         self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=datetime.now(UTC))
 

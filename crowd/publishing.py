@@ -60,20 +60,27 @@ class PublishResult:
 # ---- Checks ------------------------------------------------------------------------------
 
 
+SHORT_NAMES = {Campaign.Channel.MTURK: "MTurk", Campaign.Channel.PROLIFIC: "Prolific", Campaign.Channel.LINKS: "no"}
+# The deployment's own switch for real money, per channel (participant links pay nobody).
+DEPLOYMENT_SWITCHES = {Campaign.Channel.MTURK: "MTURK_ENVIRONMENT", Campaign.Channel.PROLIFIC: "PROLIFIC_ENVIRONMENT"}
+
+
 def production_guard_check(*, campaign: Campaign, live: bool) -> None:
     """Real money needs all three: the deployment, the campaign's switch, and `live`."""
-    if campaign.mturk_environment != Environment.PRODUCTION:
+    switch = DEPLOYMENT_SWITCHES.get(campaign.channel)
+    if campaign.mturk_environment != Environment.PRODUCTION or switch is None:
         return
     missing = []
-    if settings.MTURK_ENVIRONMENT != Environment.PRODUCTION:
-        missing.append("the deployment setting MTURK_ENVIRONMENT=production")
+    if getattr(settings, switch) != Environment.PRODUCTION:
+        missing.append(f"the deployment setting {switch}=production")
     if not campaign.production_enabled:
         missing.append(f"the production switch of campaign {campaign.slug} (production_enabled)")
     if not live:
         missing.append("an explicit --live on the command (or the typed confirmation)")
     if missing:
         raise ApplicationError(
-            "Refusing to publish to MTurk production, which spends real money. Missing: " + "; ".join(missing) + ".",
+            f"Refusing to publish to {SHORT_NAMES[campaign.channel]} production, which spends real money. Missing: "
+            + "; ".join(missing) + ".",
             code="production_guard",
             details=missing,
         )
@@ -94,10 +101,21 @@ def _publish_check(*, batch: Batch, live: bool) -> None:
             f"{batch} was expired; its remaining tasks are not published any more.", code="batch_expired"
         )
     topic_description_check(topic=batch.topic)
-    production_guard_check(campaign=campaign, live=live)
-    if campaign.mturk_environment != Environment.LOCAL and not settings.SITE_URL.startswith("https://"):
+    if campaign.channel == Campaign.Channel.PROLIFIC and campaign.mturk_environment == Environment.SANDBOX:
         raise ApplicationError(
-            f"MTurk loads HIT pages only over HTTPS, but SITE_URL is {settings.SITE_URL}: "
+            f"Prolific has no sandbox: set the environment of campaign {campaign.slug} to local (the local "
+            "Prolific endpoint, for rehearsal) or production.",
+            code="no_sandbox",
+        )
+    if campaign.channel == Campaign.Channel.PROLIFIC:
+        from crowd.channels import prolific_pay_check
+
+        prolific_pay_check(campaign=campaign, kind=batch.kind)
+    production_guard_check(campaign=campaign, live=live)
+    remote = campaign.channel != Campaign.Channel.LINKS and campaign.mturk_environment != Environment.LOCAL
+    if remote and not settings.SITE_URL.startswith("https://"):
+        raise ApplicationError(
+            f"{SHORT_NAMES[campaign.channel]} sends workers only to HTTPS pages, but SITE_URL is {settings.SITE_URL}: "
             "set SITE_URL to the public https:// address of this server.",
             code="site_url_not_https",
         )
@@ -118,7 +136,7 @@ def publish_plan(*, batch: Batch) -> PublishPlan:
     """How many HITs publishing `batch` creates and what they cost. Reads only."""
     campaign = batch.topic.campaign
     sizes = list(_unpublished(batch).values_list("assignments_needed", flat=True))
-    cost = fees.hits_cost(reward=_reward(campaign, batch.kind), max_assignments=sizes)
+    cost = fees.hits_cost(reward=_reward(campaign, batch.kind), max_assignments=sizes, channel=campaign.channel)
     return PublishPlan(batch=batch, hits=len(sizes), cost=cost, money=ledger.campaign_money(campaign=campaign))
 
 
@@ -136,17 +154,18 @@ def _budget_commit(*, batch: Batch) -> Decimal:
             campaign=campaign,
             kind=ledger.Kind.COMMITTED,
             reference=reference,
-            amount=fees.hit_cost(reward=reward, max_assignments=task.assignments_needed),
+            amount=fees.hit_cost(reward=reward, max_assignments=task.assignments_needed, channel=campaign.channel),
             note=f"{task.assignments_needed} assignments at ${reward}, {batch}",
         )
         for reference, task in tasks.items()
     ]
+    entries = [entry for entry in entries if entry.amount > 0]  # participant links cost nothing
     cost = sum((entry.amount for entry in entries), Decimal("0.00"))
     money = ledger.campaign_money(campaign=campaign)
     if money.committed + cost > money.cap:
         shortfall = money.committed + cost - money.cap
         raise BudgetExceeded(
-            f"Publishing {len(entries)} HITs of {batch} costs ${cost} with MTurk fees; ${money.committed} is already "
+            f"Publishing {len(entries)} HITs of {batch} costs ${cost} with {SHORT_NAMES[campaign.channel]} fees; ${money.committed} is already "
             f"committed and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
             "Raise the budget cap or publish fewer tasks.",
             details={
@@ -240,11 +259,12 @@ def hit_url(task: Task) -> str:
     return f"{settings.SITE_URL}/hit/{task.uuid}/"
 
 
-def _hit_record(*, task: Task, remote: RemoteHIT, environment: str) -> HIT:
+def _hit_record(*, task: Task, remote: RemoteHIT, environment: str, channel: str) -> HIT:
     with transaction.atomic():
         hit, _ = HIT.objects.get_or_create(
             task=task,
             defaults={
+                "channel": channel,
                 "environment": environment,
                 "hit_id": remote.hit_id,
                 "hit_type_id": remote.hit_type_id,
@@ -277,7 +297,9 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
             annotation=f"salience {campaign.slug} batch {batch.pk} task {task.position}",
         )
         remote = marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
-        _hit_record(task=task, remote=remote, environment=marketplace.environment)
+        _hit_record(task=task, remote=remote, environment=marketplace.environment, channel=campaign.channel)
+    # The marketplace's step for the batch as a whole (a Prolific study); idempotent.
+    marketplace.batch_open(batch=batch)
     _batch_published(batch_id=batch.pk)
     return PublishResult(batch_id=batch.pk, published=len(tasks), already=already, cost=cost)
 

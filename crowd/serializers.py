@@ -3,7 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from crowd.models import HIT, Worker, WorkerQuality
+from annotation.models import Campaign
+from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
 
 
 class HITSerializer(serializers.ModelSerializer):
@@ -55,3 +56,42 @@ class CampaignWorkerSerializer(serializers.ModelSerializer):
     def get_quality(self, worker: Worker) -> dict | None:
         qualities = worker.campaign_qualities
         return WorkerQualitySerializer(qualities[0]).data if qualities else None
+
+
+class ParticipantLinkSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    revoked = serializers.BooleanField(read_only=True)
+    sessions = serializers.IntegerField(source="session_count", read_only=True)
+    tasks_done = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = ParticipantLink
+        fields = ["id", "kind", "label", "url", "revoked", "revoked_at", "created_at", "sessions", "tasks_done"]
+        read_only_fields = fields
+
+    def get_url(self, link) -> str:
+        from crowd.links import link_url
+
+        return link_url(link)
+
+
+class LinksCreateSerializer(serializers.Serializer):
+    """Personal links, one per label; or one open link (labels optional, joined as its label)."""
+
+    kind = serializers.ChoiceField(choices=ParticipantLink.Kind.choices, default=ParticipantLink.Kind.PERSONAL)
+    labels = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=500, required=False, default=list
+    )
+
+    def validate(self, data):
+        if data["kind"] == ParticipantLink.Kind.PERSONAL and not data["labels"]:
+            raise serializers.ValidationError({"labels": "Give one label per person to invite."})
+        return data
+
+
+class ChannelSerializer(serializers.Serializer):
+    """Where a campaign recruits; changeable until something is published."""
+
+    channel = serializers.ChoiceField(choices=Campaign.Channel.choices)
+    environment = serializers.ChoiceField(choices=Campaign.Environment.choices, required=False)
+    tasks_per_session = serializers.IntegerField(min_value=1, max_value=100, required=False)

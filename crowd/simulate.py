@@ -164,6 +164,23 @@ def forms_parse(html: str) -> dict[str, Form]:
     return parser.forms
 
 
+def form_answer(judge: Judge, worker: SimulatedWorker, form: Form, rng: random.Random) -> list[tuple[str, str]]:
+    """The worker's answer to a HIT form: a rating per statement, or an ordering."""
+    rated = [int(name.removeprefix(RATING_PREFIX)) for name in form.radios if name.startswith(RATING_PREFIX)]
+    if rated:
+        scores = judge.likert(worker, rated, rng)
+        return [(f"{RATING_PREFIX}{pid}", str(score)) for pid, score in scores.items()]
+    shown = [int(pid) for pid in dict(form.hidden)[ORDER_FIELD].split(",")]
+    return [(ORDER_FIELD, ",".join(str(pid) for pid in judge.ordering(worker, shown, rng)))]
+
+
+def hit_form_fill(judge: Judge, worker: SimulatedWorker, form: Form, rng: random.Random) -> list[tuple[str, str]]:
+    """The whole form to post: its hidden fields (signed token included) and the answer."""
+    answer = form_answer(judge, worker, form, rng)
+    answered = {name for name, _ in answer}
+    return [(name, value) for name, value in form.hidden if name not in answered] + answer
+
+
 # ---- Work over HTTP ----------------------------------------------------------------------
 
 
@@ -200,9 +217,7 @@ class CrowdSession:
         if form is None:
             self._return(worker, assignment["assignmentId"])
             return "turned_away"
-        answer = self._answer(worker, form, rng)
-        answered = {name for name, _ in answer}
-        data = [(name, value) for name, value in form.hidden if name not in answered] + answer
+        data = hit_form_fill(self.judge, worker, form, rng)
         stored = self.http.post(urljoin(page.url, form.action), data=data, timeout=TIMEOUT)
         if stored.status_code != 200:
             raise SimulationError(
@@ -219,14 +234,6 @@ class CrowdSession:
                 f"HIT {hit_id}: externalSubmit refused the answer ({sent.status_code}): {sent.text[:500]}"
             )
         return "submitted"
-
-    def _answer(self, worker: SimulatedWorker, form: Form, rng: random.Random) -> list[tuple[str, str]]:
-        rated = [int(name.removeprefix(RATING_PREFIX)) for name in form.radios if name.startswith(RATING_PREFIX)]
-        if rated:
-            scores = self.judge.likert(worker, rated, rng)
-            return [(f"{RATING_PREFIX}{pid}", str(score)) for pid, score in scores.items()]
-        shown = [int(pid) for pid in dict(form.hidden)[ORDER_FIELD].split(",")]
-        return [(ORDER_FIELD, ",".join(str(pid) for pid in self.judge.ordering(worker, shown, rng)))]
 
     def _return(self, worker: SimulatedWorker, assignment_id: str) -> None:
         self.http.post(

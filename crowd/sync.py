@@ -29,7 +29,7 @@ failure (MarketplaceUnavailable) aborts the run for the Celery task to retry.
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -109,6 +109,18 @@ def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | No
     quality_refresh_after_sync(campaign_ids)
     topics_advance_after_sync(topic_ids)
     return report
+
+
+def channels_sync(*, now: datetime | None = None) -> dict:
+    """One sync of everything: answers of session channels matched with their holds, every
+    open HIT of every channel, then Prolific's submissions (crowd.channels)."""
+    from crowd.channels import studies_sync
+    from crowd.sessions import sessions_verify
+
+    verified = sessions_verify(now=now)
+    report = assignments_sync(now=now)
+    studies = studies_sync(now=now)
+    return {**asdict(report), "sessions": asdict(verified), "studies": asdict(studies)}
 
 
 def hit_sync(*, hit: HIT, marketplace: Marketplace, now: datetime, report: SyncReport) -> None:

@@ -13,7 +13,7 @@ from django.db import OperationalError
 from crowd.expiry import batch_expire
 from crowd.marketplace import MarketplaceUnavailable
 from crowd.publishing import batch_publish
-from crowd.sync import assignments_sync
+from crowd.sync import channels_sync
 from crowd.worker_quality import campaign_quality_refresh
 
 RETRYING = {
@@ -27,8 +27,8 @@ RETRYING = {
 
 @shared_task(**RETRYING)
 def sync_open_hits() -> dict:
-    """Celery beat, every SYNC_INTERVAL_SECONDS."""
-    return asdict(assignments_sync())
+    """Celery beat, every SYNC_INTERVAL_SECONDS: every channel's open HITs."""
+    return channels_sync()
 
 
 @shared_task(**RETRYING)

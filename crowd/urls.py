@@ -1,4 +1,4 @@
-"""The worker-quality report pages, mounted at the site root."""
+"""The worker-quality report pages and the channel page, mounted at the site root."""
 
 from django.urls import path
 
@@ -11,4 +11,9 @@ urlpatterns = [
     path("campaigns/<slug:slug>/quality.csv", views.campaign_quality_csv, name="campaign-quality-csv"),
     path("campaigns/<slug:slug>/topics/<str:key>/quality/", views.topic_quality, name="topic-quality"),
     path("campaigns/<slug:slug>/workers/<int:worker_id>/override/", views.worker_override, name="worker-override"),
+    path("campaigns/<slug:slug>/channel/", views.campaign_channel, name="campaign-channel"),
+    path("campaigns/<slug:slug>/channel/set/", views.campaign_channel_set, name="campaign-channel-set"),
+    path("campaigns/<slug:slug>/links/new/", views.links_new, name="links-new"),
+    path("campaigns/<slug:slug>/links.csv", views.links_csv, name="links-csv"),
+    path("campaigns/<slug:slug>/links/<int:link_id>/revoke/", views.link_revoke, name="link-revoke"),
 ]

@@ -5,16 +5,18 @@ import csv
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.campaigns import campaigns_visible_to
+from annotation.campaigns import campaign_update, campaigns_visible_to
 from annotation.models import Campaign, Topic
 from config.errors import ApplicationError
-from crowd.forms import OverrideForm
-from crowd.models import WorkerQuality
+from crowd import channels, links
+from crowd.forms import ChannelForm, LinksForm, OverrideForm
+from crowd.models import HIT, ParticipantLink, Study, WorkerQuality
 from crowd.quality_report import (
     PAPER_LIKERT_AGREEMENT,
     PAPER_MAJORITY_AGREEMENT,
@@ -91,3 +93,97 @@ def worker_override(request: HttpRequest, slug: str, worker_id: int) -> HttpResp
             source = "by override" if quality.override_status else "as computed"
             messages.success(request, f"Worker {quality.worker}: {status} {source}.")
     return redirect(back) if back else redirect("crowd:campaign-quality", slug=campaign.slug)
+
+
+# ---- Channel and participant links ----------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def campaign_channel(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    return _channel_page(request, campaign)
+
+
+def _channel_page(request, campaign, *, channel_form=None, links_form=None, status=200) -> HttpResponse:
+    channel_form = channel_form or ChannelForm(initial={
+        "channel": campaign.channel,
+        "environment": campaign.mturk_environment,
+        "tasks_per_session": campaign.tasks_per_session,
+    })
+    return render(request, "crowd/channel.html", {
+        "campaign": campaign,
+        "channel_form": channel_form,
+        "links_form": links_form or LinksForm(initial={"kind": ParticipantLink.Kind.PERSONAL}),
+        "published": HIT.objects.filter(task__batch__topic__campaign=campaign).exists(),
+        "links": [(link, links.link_url(link)) for link in campaign.participant_links.all()],
+        "participants": links.participants(campaign=campaign),
+        "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
+    }, status=status)
+
+
+@login_required
+@require_POST
+def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    form = ChannelForm(request.POST)
+    if not form.is_valid():
+        return _channel_page(request, campaign, channel_form=form, status=400)
+    try:
+        with transaction.atomic():
+            channels.channel_set(
+                campaign=campaign, channel=form.cleaned_data["channel"], environment=form.cleaned_data["environment"]
+            )
+            if form.cleaned_data["tasks_per_session"] != campaign.tasks_per_session:
+                campaign_update(
+                    campaign_id=campaign.pk, changes={"tasks_per_session": form.cleaned_data["tasks_per_session"]}
+                )
+    except ApplicationError as error:
+        form.add_error(None, error.message)
+        return _channel_page(request, campaign, channel_form=form, status=error.http_status)
+    messages.success(request, "Channel settings saved.")
+    return redirect("crowd:campaign-channel", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def links_new(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    form = LinksForm(request.POST)
+    if not form.is_valid():
+        return _channel_page(request, campaign, links_form=form, status=400)
+    try:
+        if form.cleaned_data["kind"] == ParticipantLink.Kind.OPEN:
+            made = [links.link_create(campaign=campaign, kind="open", label=" ".join(form.cleaned_data["lines"]),
+                                      created_by=request.user)]
+        else:
+            made = links.links_create(campaign=campaign, labels=form.cleaned_data["lines"], created_by=request.user)
+    except ApplicationError as error:
+        form.add_error(None, error.message)
+        return _channel_page(request, campaign, links_form=form, status=error.http_status)
+    messages.success(request, f"{len(made)} link{'s' if len(made) != 1 else ''} created.")
+    return redirect("crowd:campaign-channel", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def link_revoke(request: HttpRequest, slug: str, link_id: int) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    link = get_object_or_404(campaign.participant_links, pk=link_id)
+    stopped = links.link_revoke(link=link)
+    messages.success(request, f"Link revoked{f'; {stopped} session(s) stopped' if stopped else ''}.")
+    return redirect("crowd:campaign-channel", slug=campaign.slug)
+
+
+@login_required
+@require_GET
+def links_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every link with its address, to mail out: label, kind, URL, revoked."""
+    campaign = _campaign(request, slug)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["label", "kind", "url", "revoked"])
+    for link in campaign.participant_links.all():
+        writer.writerow([link.label, link.kind, links.link_url(link), "yes" if link.revoked else ""])
+    return response

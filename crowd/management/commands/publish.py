@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
+from crowd.channels import channel_set
 from crowd.publishing import topic_publish, topic_publish_plans
 
 
@@ -16,18 +17,29 @@ class Command(BaseCommand):
         parser.add_argument("--topic", help="Only this topic (its key).")
         parser.add_argument("--kind", choices=Batch.Kind.values, default=Batch.Kind.LIKERT)
         parser.add_argument("--dry-run", action="store_true", help="Print what would be published and its cost.")
-        parser.add_argument("--live", action="store_true", help="Confirm publishing to MTurk production (real money).")
+        parser.add_argument("--live", action="store_true", help="Confirm publishing to production (real money).")
+        parser.add_argument(
+            "--channel",
+            choices=Campaign.Channel.values,
+            help="Where workers come from: mturk (HITs), prolific (a study per batch) or links (your own "
+            "participants). Sets the campaign's channel; fixed once something is published.",
+        )
 
-    def handle(self, *args, campaign, topic, kind, dry_run, live, **options):
+    def handle(self, *args, campaign, topic, kind, dry_run, live, channel, **options):
         found = Campaign.objects.filter(slug=campaign).first()
         if found is None:
             raise CommandError(f"No campaign {campaign!r}.")
+        if channel:
+            try:
+                channel_set(campaign=found, channel=channel)
+            except ApplicationError as error:
+                raise CommandError(error.message) from None
         topics = found.topics.order_by("key")
         if topic:
             topics = topics.filter(key=topic)
         if not topics:
             raise CommandError(f"Campaign {campaign!r} has no topic{f' {topic!r}' if topic else 's'}.")
-        where = found.get_mturk_environment_display()
+        where = f"{found.get_channel_display()} ({found.get_mturk_environment_display().lower()})"
         try:
             if dry_run:
                 self._plans_print(topics=topics, kind=kind, where=where)
@@ -54,6 +66,6 @@ class Command(BaseCommand):
             f"exceeds the budget by ${money.committed + cost - money.cap}"
         )
         self.stdout.write(
-            f"Dry run: {hits} HITs to {where}, ${cost} with MTurk fees; ${money.committed} already committed, "
+            f"Dry run: {hits} HITs to {where}, ${cost} with fees; ${money.committed} already committed, "
             f"cap ${money.cap}: {verdict}."
         )

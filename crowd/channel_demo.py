@@ -1,0 +1,86 @@
+"""The demo on a session channel: the `make demo CHANNEL=prolific|links` job.
+
+The same campaign as `make demo` (ranking/demo.py: the shipped sample, the simulated
+crowd's hidden truth), but recruited through Prolific (the local Prolific-compatible
+endpoint) or participant links. Each round the simulated participants work through
+sessions over HTTP; then one sync (Celery eager) counts the answers, runs quality control,
+approves Prolific submissions, advances every topic and publishes its next batch — until
+every topic is done.
+"""
+
+from collections.abc import Callable
+
+import requests
+
+from annotation.models import Campaign, Proposition, Topic
+from crowd import links
+from crowd.channels import channel_set
+from crowd.models import Study
+from crowd.publishing import topic_publish
+from crowd.session_simulate import links_simulate, prolific_simulate
+from crowd.sync import channels_sync
+from ranking.demo import DemoReport, topic_statuses
+
+MAX_IDLE_ROUNDS = 3
+
+
+def local_prolific_starter(base_url: str):
+    """Start a participant on a study of the local Prolific endpoint; the study URL or None."""
+
+    def start(http: requests.Session, study_id: str, participant_id: str) -> str | None:
+        response = http.post(
+            f"{base_url}/localprolific/_control/studies/{study_id}/participants",
+            json={"participant_id": participant_id},
+            timeout=30,
+        )
+        if response.status_code in (400, 404, 409):
+            return None  # full, closed, or taken before
+        response.raise_for_status()
+        return response.json()["url"]
+
+    return start
+
+
+def channel_demo_run(
+    *,
+    campaign: Campaign,
+    channel: str,
+    latent: dict[int, float],
+    base_url: str,
+    workers: int = 30,
+    spammers: float = 0.1,
+    seed: int = 2017,
+    on_round: Callable[[DemoReport], None] | None = None,
+) -> DemoReport:
+    channel_set(campaign=campaign, channel=channel, environment=Campaign.Environment.LOCAL)
+    if channel == "prolific":
+        # Prolific pays at least its hourly minimum: 10 tasks of ~45 s for $1.20 is $9.60 an hour.
+        Campaign.objects.filter(pk=campaign.pk).update(likert_reward="0.12", comparison_reward="0.12",
+                                                       budget_cap="400.00")
+        campaign.refresh_from_db()
+    link = links.link_create(campaign=campaign, kind="open", label="demo crowd") if channel == "links" else None
+    for topic in campaign.topics.order_by("key"):
+        topic_publish(topic=topic, kind="likert")
+    traps = list(
+        Proposition.objects.filter(topic__campaign=campaign).exclude(trap_kind="none").values_list("pk", flat=True)
+    )
+    report, idle = DemoReport(), 0
+    while idle < MAX_IDLE_ROUNDS and campaign.topics.exclude(state=Topic.State.DONE).exists():
+        crowd = {"workers": workers, "spammers": spammers, "seed": seed + report.rounds, "latent": latent,
+                 "traps": traps}
+        if link is not None:
+            work = links_simulate(link_url=links.link_url(link), **crowd)
+        else:
+            # Every study still open: Prolific turns away whoever took it before, and a full one.
+            studies = Study.objects.filter(batch__topic__campaign=campaign, batch__status="published")
+            open_ids = list(studies.exclude(study_id="").values_list("study_id", flat=True))
+            work = prolific_simulate(start_participant=local_prolific_starter(base_url), study_ids=open_ids, **crowd)
+        channels_sync()
+        report.rounds += 1
+        report.submitted += work.submitted
+        report.statuses = topic_statuses(campaign)
+        idle = idle + 1 if work.submitted == 0 else 0
+        if on_round:
+            on_round(report)
+    channels_sync()  # the last round's answers were reviewed after its sync: approve them now
+    return report

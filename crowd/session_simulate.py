@@ -1,0 +1,148 @@
+"""A simulated crowd on the session channels (participant links, Prolific), over HTTP only.
+
+Each participant does what a person does: open the link (and type their code) or take the
+Prolific study on the local Prolific endpoint, then, on the session page, load the framed
+HIT page, fill in its form, post it, post the copy the page returns to the session, and
+follow the session on to the next task, until the session ends with the channel's
+completion step. Answers come from crowd.simulate's Judge and worker behaviours, so the
+same crowd gives the same labels on every channel. Nothing here touches the database.
+"""
+
+import random
+import re
+from collections.abc import Iterable, Mapping
+from html import unescape
+from urllib.parse import urljoin
+
+import requests
+
+from crowd.simulate import (
+    EXTERNAL_SUBMIT_FORM_ID,
+    HIT_FORM_ID,
+    TIMEOUT,
+    Judge,
+    SimulatedWorker,
+    SimulationError,
+    SimulationReport,
+    crowd_make,
+    forms_parse,
+    hit_form_fill,
+)
+
+TASK_FRAME = re.compile(r'<iframe class="session-task" src="([^"]+)"')
+NEXT_TASK = re.compile(r'id="session-next" data-next="([^"]+)"')
+
+
+class Participant:
+    """One simulated person with their own browser (cookies and all)."""
+
+    def __init__(self, worker: SimulatedWorker, judge: Judge, rng: random.Random):
+        self.worker = worker
+        self.judge = judge
+        self.rng = rng
+        self.http = requests.Session()
+
+    def link_start(self, link_url: str) -> requests.Response:
+        """Open a participant link; on an open link, type the worker id as participant code."""
+        page = self.http.get(link_url, timeout=TIMEOUT)
+        page.raise_for_status()
+        form = forms_parse(page.text).get("form-0")
+        if form is None:
+            raise SimulationError(f"{link_url}: the link page offers no start form ({page.status_code})")
+        data = dict(form.hidden)
+        if "code" in data:
+            data["code"] = self.worker.worker_id
+        return self.http.post(urljoin(page.url, form.action or page.url), data=data, timeout=TIMEOUT)
+
+    def session_work(self, response: requests.Response) -> tuple[int, requests.Response]:
+        """Work through the session whose page `response` is; the tasks submitted, and the
+        last page (a thank-you page, the completion page, or a refusal)."""
+        submitted = 0
+        while True:
+            frame = TASK_FRAME.search(response.text) if response.status_code == 200 else None
+            if frame is None:
+                return submitted, response
+            task_url = urljoin(response.url, unescape(frame.group(1)))
+            page = self.http.get(task_url, timeout=TIMEOUT)
+            form = forms_parse(page.text).get(HIT_FORM_ID)
+            if form is None:
+                return submitted, page  # turned away: blocked or excluded
+            data = hit_form_fill(self.judge, self.worker, form, self.rng)
+            stored = self.http.post(urljoin(page.url, form.action), data=data, timeout=TIMEOUT)
+            external = forms_parse(stored.text).get(EXTERNAL_SUBMIT_FORM_ID) if stored.status_code == 200 else None
+            if external is None:
+                raise SimulationError(f"{task_url}: the answer was refused ({stored.status_code}): {stored.text[:300]}")
+            copied = self.http.post(urljoin(stored.url, external.action), data=external.hidden, timeout=TIMEOUT)
+            following = NEXT_TASK.search(copied.text) if copied.status_code == 200 else None
+            if following is None:
+                raise SimulationError(f"the session refused the answer's copy ({copied.status_code}): {copied.text[:300]}")
+            submitted += 1
+            response = self.http.get(urljoin(copied.url, unescape(following.group(1))), timeout=TIMEOUT)
+
+
+def _crowd(*, workers, spammers, trap_blind, seed, latent, traps):
+    crowd = crowd_make(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed)
+    judge = Judge(seed=seed, latent=latent, traps=traps)
+    return [Participant(worker, judge, random.Random(f"{seed}:{worker.worker_id}")) for worker in crowd]
+
+
+def links_simulate(
+    *,
+    link_url: str,
+    workers: int = 30,
+    spammers: float = 0.1,
+    trap_blind: float = 0.1,
+    seed: int = 0,
+    latent: Mapping[int, float] | None = None,
+    traps: Iterable[int] = (),
+) -> SimulationReport:
+    """Everyone opens the same open link with their own code, session after session, until
+    a whole round of sessions finds nothing left to do."""
+    crowd = _crowd(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed, latent=latent, traps=traps)
+    scheduler = random.Random(f"{seed}:schedule")
+    report = SimulationReport()
+    while True:
+        report.rounds += 1
+        progress = 0
+        for participant in scheduler.sample(crowd, len(crowd)):
+            done, last = participant.session_work(participant.link_start(link_url))
+            _tally(report, participant, done, last)
+            progress += done
+        if not progress:
+            return report
+
+
+def prolific_simulate(
+    *,
+    start_participant,
+    study_ids: Iterable[str],
+    workers: int = 30,
+    spammers: float = 0.1,
+    trap_blind: float = 0.1,
+    seed: int = 0,
+    latent: Mapping[int, float] | None = None,
+    traps: Iterable[int] = (),
+) -> SimulationReport:
+    """Each participant takes each study once, while it has places: `start_participant(
+    http, study_id, participant_id)` is the local Prolific endpoint's doing (it answers with
+    the study URL, Prolific's ids filled in, or None when the study is full or closed)."""
+    crowd = _crowd(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed, latent=latent, traps=traps)
+    scheduler = random.Random(f"{seed}:schedule")
+    report = SimulationReport()
+    for study_id in study_ids:
+        report.rounds += 1
+        for participant in scheduler.sample(crowd, len(crowd)):
+            url = start_participant(participant.http, study_id, participant.worker.worker_id)
+            if url is None:
+                report.refused += 1
+                continue
+            done, last = participant.session_work(participant.http.get(url, timeout=TIMEOUT))
+            _tally(report, participant, done, last)
+    return report
+
+
+def _tally(report: SimulationReport, participant: Participant, done: int, last: requests.Response) -> None:
+    report.submitted += done
+    report.by_behaviour[participant.worker.behaviour] += done
+    if last.status_code == 403:
+        report.turned_away += 1

@@ -1,0 +1,14 @@
+"""Participant sessions (Prolific studies and participant links), mounted at /s/."""
+
+from django.urls import path
+
+from crowd import session_views
+
+app_name = "sessions"
+
+urlpatterns = [
+    path("prolific/", session_views.prolific_arrival, name="prolific"),
+    path("l/<str:token>/", session_views.link_page, name="link"),
+    path("<uuid:key>/", session_views.session_page, name="session"),
+    path("<uuid:key>/mturk/externalSubmit", session_views.answer_copy, name="answer-copy"),
+]

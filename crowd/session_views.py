@@ -1,0 +1,178 @@
+"""The participant's side of a session (Prolific or a participant link), mounted at /s/.
+
+A session page shows "Task 3 of 10" above the ordinary HIT page, framed from our own
+origin, with the hold's assignmentId, the participant's workerId and turkSubmitTo = the
+session's address. The HIT page stores the answer and posts its copy to
+`<session>/mturk/externalSubmit` (`answer_copy`), which counts it and moves the whole
+window on to the next task, or to the channel's completion step after the last one.
+"""
+
+import re
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation.models import Campaign
+from config.errors import ApplicationError, NotFound
+from crowd import channels, sessions
+from crowd.models import ParticipantLink, Study, WorkSession
+
+Channel = Campaign.Channel
+PARTICIPANT_CODE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,40}")
+
+
+# ---- Arrival -----------------------------------------------------------------------------------
+
+
+@require_GET
+def prolific_arrival(request: HttpRequest) -> HttpResponse:
+    """Prolific's study URL: PROLIFIC_PID, STUDY_ID and SESSION_ID in the query."""
+    pid = request.GET.get("PROLIFIC_PID", "").strip()
+    study_id = request.GET.get("STUDY_ID", "").strip()
+    session_id = request.GET.get("SESSION_ID", "").strip()
+    if not (PROLIFIC_ID.fullmatch(pid) and PROLIFIC_ID.fullmatch(study_id) and PROLIFIC_ID.fullmatch(session_id)):
+        return _message(
+            request,
+            "This link is incomplete",
+            "Please open the study from Prolific: the address needs your Prolific ID, the study and the session.",
+            status=400,
+        )
+    study = Study.objects.select_related("batch__topic__campaign").filter(study_id=study_id).first()
+    if study is None:
+        return _message(request, "Unknown study", "There is no such study here. Please return it on Prolific.", 404)
+    worker = sessions.session_worker(channel=Channel.PROLIFIC, external_id=pid)
+    session = sessions.study_session_open(study=study, worker=worker, external_session_id=session_id)
+    return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
+
+
+@require_http_methods(["GET", "POST"])
+def link_page(request: HttpRequest, token: str) -> HttpResponse:
+    """A participant link: the participant's progress, and a button to start (or resume)."""
+    link = ParticipantLink.objects.select_related("campaign", "worker").filter(token=token).first()
+    if link is None:
+        return _message(request, "Unknown link", "This link does not exist. Check the address you were given.", 404)
+    if link.revoked:
+        return _message(request, "This link was withdrawn", "The researcher has closed this link. Thank you.", 410)
+    error = ""
+    code = ""
+    worker = link.worker
+    if request.method == "POST":
+        if link.kind == ParticipantLink.Kind.OPEN:
+            code = request.POST.get("code", "").strip()
+            if not PARTICIPANT_CODE.fullmatch(code):
+                error = "Enter the participant code you were given: letters, digits, dots, dashes or underscores."
+            else:
+                worker = sessions.session_worker(channel=Channel.LINKS, external_id=f"link{link.pk}-{code}")
+        if not error:
+            if sessions.worker_turned_away(campaign=link.campaign, worker=worker):
+                return render(request, "session/unavailable.html", status=403)
+            try:
+                session = sessions.link_session_open(link=link, worker=worker)
+            except ApplicationError as failure:
+                return _message(request, "Cannot start", failure.message, failure.http_status)
+            return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
+    done = 0 if worker is None else worker.assignments.filter(task__batch__topic__campaign=link.campaign).count()
+    return render(
+        request,
+        "session/link.html",
+        {
+            "link": link,
+            "done": done,
+            "per_session": link.campaign.tasks_per_session,
+            "asks_code": link.kind == ParticipantLink.Kind.OPEN,
+            "code": code,
+            "error": error,
+        },
+        status=400 if error else 200,
+    )
+
+
+# ---- The session ---------------------------------------------------------------------------------
+
+
+@require_GET
+def session_page(request: HttpRequest, key) -> HttpResponse:
+    try:
+        session = sessions.session_get(key)
+    except NotFound as error:
+        return _message(request, "Unknown session", error.message, 404)
+    if sessions.worker_turned_away(campaign=session.campaign, worker=session.worker):
+        return render(request, "session/unavailable.html", status=403)
+    if session.status == WorkSession.Status.ABANDONED:
+        return _message(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
+    hold = None
+    if session.status == WorkSession.Status.ACTIVE:
+        hold = sessions.hold_next(session)
+        if hold is None:
+            if sessions.progress(session).done == 0:
+                return _nothing_left(request, session)
+            sessions.session_finish(session)
+    if hold is None:
+        return _completion(request, session)
+    progress = sessions.progress(session)
+    submit_to = request.build_absolute_uri(reverse("sessions:session", args=[session.key])).rstrip("/")
+    query = urlencode(
+        {
+            "assignmentId": hold.assignment_id,
+            "hitId": hold.task.hit.hit_id,
+            "workerId": session.worker.external_id,
+            "turkSubmitTo": submit_to,
+        }
+    )
+    return render(
+        request,
+        "session/frame.html",
+        {
+            "session": session,
+            "progress": progress,
+            "percent": round(100 * progress.done / progress.target),
+            "task_url": f"{reverse('hit:page', args=[hold.task.uuid])}?{query}",
+        },
+    )
+
+
+@csrf_exempt
+@xframe_options_sameorigin
+@require_POST
+def answer_copy(request: HttpRequest, key) -> HttpResponse:
+    """Where the HIT page posts its copy of the answer (its turkSubmitTo). The session key in
+    the address is the participant's secret; the hold proves the task was handed to them."""
+    try:
+        session = sessions.session_get(key)
+        sessions.hold_submit(session=session, assignment_id=request.POST.get("assignmentId", "").strip())
+    except ApplicationError as error:
+        back = reverse("sessions:session", args=[key])
+        return render(request, "session/not_counted.html", {"error": error, "back": back}, status=error.http_status)
+    return render(request, "session/saved.html", {"next": reverse("sessions:session", args=[session.key])})
+
+
+# ---- Endings ------------------------------------------------------------------------------------
+
+
+def _completion(request: HttpRequest, session: WorkSession) -> HttpResponse:
+    """The channel's completion step; the Prolific completion code appears only here."""
+    if session.study is not None:
+        return HttpResponseRedirect(channels.completion_url(session.study))
+    done = sessions.progress(session).done
+    return render(request, "session/finished.html", {"session": session, "done": done})
+
+
+def _nothing_left(request: HttpRequest, session: WorkSession) -> HttpResponse:
+    if session.study is not None:
+        text = (
+            "All tasks of this study are taken at the moment, so there is nothing for you to do. "
+            "Please return the study on Prolific; returning does not affect your record."
+        )
+    else:
+        text = "There are no tasks for you right now. Please come back later through the same link."
+    return _message(request, "No tasks available", text)
+
+
+def _message(request: HttpRequest, title: str, text: str, status: int = 200) -> HttpResponse:
+    return render(request, "session/message.html", {"title": title, "text": text}, status=status)

@@ -1,0 +1,308 @@
+"""Sessions: a participant arrives once and works through a sequence of tasks.
+
+MTurk pays per HIT and lets workers pick HITs; Prolific and self-managed participant links
+work in sessions instead. This module hands tasks out to sessions, one at a time:
+
+* A session works on the tasks of its *pool*: a Prolific study's batch, or, for a
+  participant link, every published batch of the campaign that still needs answers.
+* `hold_next` gives the session a task that still needs assignments: never one its
+  participant already did or holds, never more holders than assignments needed (active
+  holds plus submitted ones), first come first served in batch and task order. Choosing
+  and recording the hold happen under a lock on the campaign row, so two participants
+  arriving at once never take the last slot twice.
+* A hold is active until its answer arrives, until it is released, or until
+  `expires_at` (the campaign's assignment duration): an abandoned hold frees its slot.
+* The task is done on the ordinary HIT page, with the hold's `assignmentId`, the
+  participant's `workerId` and `turkSubmitTo` = the session's address, so the page posts
+  the answer's copy back to the session (`hold_submit`), the way it posts to MTurk. Quality
+  control, traps and the ranking loop see exactly the labels an MTurk HIT would give.
+* An answer stored by the page counts only when it belongs to a hold of its participant
+  (`hold_submit`, or `sessions_verify` when the copy never arrived); any other answer on a
+  session channel is marked unverified and never counted.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from annotation.models import Batch, Campaign, Task
+from config.errors import ApplicationError, Conflict, Gone, NotFound
+from crowd.models import Assignment, ParticipantLink, Study, TaskHold, Worker, WorkerQuality, WorkSession
+
+Verification = Assignment.Verification
+SESSION_CHANNELS = (Campaign.Channel.PROLIFIC, Campaign.Channel.LINKS)
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int  # tasks submitted in this session
+    target: int  # tasks the session asks for
+    current: int | None  # the position of the task in hand ("task 3 of 10"), if any
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= self.target
+
+
+# ---- Who may work ------------------------------------------------------------------------
+
+
+def worker_turned_away(*, campaign: Campaign, worker: Worker) -> bool:
+    """Blocked, or excluded by quality control in this campaign (an override wins)."""
+    if worker.blocked:
+        return True
+    quality = WorkerQuality.objects.filter(campaign=campaign, worker=worker).first()
+    return quality is not None and quality.excluded
+
+
+def session_worker(*, channel: str, external_id: str) -> Worker:
+    worker, _ = Worker.objects.get_or_create(channel=channel, external_id=external_id)
+    return worker
+
+
+# ---- Opening a session -------------------------------------------------------------------
+
+
+def study_session_open(*, study: Study, worker: Worker, external_session_id: str = "") -> WorkSession:
+    """The participant's one session on a Prolific study, opened on first arrival."""
+    campaign = study.batch.topic.campaign
+    with transaction.atomic():
+        session, created = WorkSession.objects.get_or_create(
+            study=study,
+            worker=worker,
+            defaults={
+                "campaign": campaign,
+                "key": uuid.uuid4(),
+                "external_session_id": external_session_id,
+                "tasks_target": campaign.tasks_per_session,
+            },
+        )
+    if not created and external_session_id and session.external_session_id != external_session_id:
+        # The participant returned the study and took it again: Prolific made a new session.
+        WorkSession.objects.filter(pk=session.pk).update(external_session_id=external_session_id)
+        session.external_session_id = external_session_id
+    return session
+
+
+def link_session_open(*, link: ParticipantLink, worker: Worker) -> WorkSession:
+    """The participant's unfinished session through this link, or a new one."""
+    if link.revoked:
+        raise Gone("This link was withdrawn by the researcher.", code="link_revoked")
+    with transaction.atomic():
+        session = (
+            WorkSession.objects.select_for_update()
+            .filter(link=link, worker=worker, status=WorkSession.Status.ACTIVE)
+            .first()
+        )
+        if session is None:
+            session = WorkSession.objects.create(
+                campaign=link.campaign,
+                worker=worker,
+                link=link,
+                key=uuid.uuid4(),
+                tasks_target=link.campaign.tasks_per_session,
+            )
+    return session
+
+
+def session_get(key) -> WorkSession:
+    try:
+        key = uuid.UUID(str(key))
+    except ValueError:
+        raise NotFound("There is no such session. Open the link you were given again.") from None
+    session = (
+        WorkSession.objects.select_related("campaign", "worker", "study__batch", "link")
+        .filter(key=key)
+        .first()
+    )
+    if session is None:
+        raise NotFound("There is no such session. Open the link you were given again.")
+    return session
+
+
+# ---- Handing out tasks ---------------------------------------------------------------------
+
+
+def _active(now: datetime) -> Q:
+    """Holds that keep a slot: submitted, or neither released nor expired."""
+    return Q(released_at__isnull=True) & (Q(submitted_at__isnull=False) | Q(expires_at__gt=now))
+
+
+def _pool(session: WorkSession):
+    """The tasks this session may work on, in the order they are handed out."""
+    tasks = Task.objects.filter(hit__isnull=False, hit__complete=False, hit__deleted=False)
+    if session.study_id is not None:
+        tasks = tasks.filter(batch_id=session.study.batch_id)
+    else:
+        tasks = tasks.filter(batch__topic__campaign_id=session.campaign_id)
+    tasks = tasks.filter(batch__status=Batch.Status.PUBLISHED)
+    return tasks.order_by("batch__published_at", "batch_id", "position")
+
+
+def hold_current(session: WorkSession, *, now: datetime | None = None) -> TaskHold | None:
+    """The task in the session's hands: held, not submitted, not released, not expired."""
+    now = now or timezone.now()
+    return (
+        session.holds.select_related("task")
+        .filter(submitted_at__isnull=True, released_at__isnull=True, expires_at__gt=now)
+        .order_by("-position")
+        .first()
+    )
+
+
+def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold | None:
+    """The session's current task, or a new hold on the next task that needs answers;
+    None when the pool has nothing left for this participant."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=session.campaign_id)
+        current = hold_current(session, now=now)
+        if current is not None:
+            return current
+        session.refresh_from_db(fields=["status"])
+        if session.status != WorkSession.Status.ACTIVE or _done(session) >= session.tasks_target:
+            return None
+        task = _task_free_for(session, now=now)
+        if task is None:
+            return None
+        position = (session.holds.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+        return TaskHold.objects.create(
+            session=session,
+            task=task,
+            assignment_id="S" + uuid.uuid4().hex.upper(),
+            position=position,
+            held_at=now,
+            expires_at=now + timedelta(seconds=campaign.assignment_duration_seconds),
+        )
+
+
+def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
+    worker_holds = TaskHold.objects.filter(task=OuterRef("pk"), session__worker_id=session.worker_id).filter(
+        Q(submitted_at__isnull=False) | Q(released_at__isnull=True)
+    )
+    worker_answers = Assignment.objects.filter(task=OuterRef("pk"), worker_id=session.worker_id)
+    candidates = _pool(session).exclude(Exists(worker_holds)).exclude(Exists(worker_answers))
+    for task in candidates.only("pk", "assignments_needed").iterator(chunk_size=200):
+        taken = TaskHold.objects.filter(_active(now), task=task).count()
+        if taken < task.assignments_needed:
+            return task
+    return None
+
+
+def _done(session: WorkSession) -> int:
+    return session.holds.filter(submitted_at__isnull=False).count()
+
+
+def progress(session: WorkSession, *, now: datetime | None = None) -> Progress:
+    current = hold_current(session, now=now)
+    return Progress(
+        done=_done(session),
+        target=session.tasks_target,
+        current=None if current is None else _done(session) + 1,
+    )
+
+
+# ---- Answers -----------------------------------------------------------------------------
+
+
+def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | None = None) -> TaskHold:
+    """The HIT page stored the answer of `assignment_id` and sent its copy here: count it.
+
+    Idempotent. Refuses an assignment that was not handed to this session, and one whose
+    answer is not stored (nothing to count)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        hold = session.holds.select_for_update().filter(assignment_id=assignment_id).first()
+        if hold is None:
+            raise Conflict(
+                "This task was not handed to you in this session, so its answer cannot be counted.",
+                code="task_not_held",
+            )
+        answer = Assignment.objects.filter(
+            assignment_id=assignment_id, worker_id=session.worker_id, task_id=hold.task_id
+        ).first()
+        if answer is None:
+            raise ApplicationError(
+                "Your answer to this task was not saved. Go back to the task and submit it again.",
+                code="answer_missing",
+            )
+        _hold_count(hold=hold, answer=answer, now=now)
+        if _done(session) >= session.tasks_target:
+            session_finish(session, now=now)
+    return hold
+
+
+def _hold_count(*, hold: TaskHold, answer: Assignment, now: datetime) -> None:
+    if hold.submitted_at is None:
+        hold.submitted_at = answer.submitted_at or now
+        hold.released_at = None  # an answer that arrives after the hold expired still counts
+        hold.save(update_fields=["submitted_at", "released_at"])
+    if answer.verification == Verification.PENDING:
+        Assignment.objects.filter(pk=answer.pk).update(verification=Verification.VERIFIED)
+
+
+def session_finish(session: WorkSession, *, now: datetime | None = None) -> None:
+    """No more tasks for this session: it did its share, or the pool ran dry."""
+    now = now or timezone.now()
+    WorkSession.objects.filter(pk=session.pk, status=WorkSession.Status.ACTIVE).update(
+        status=WorkSession.Status.FINISHED, finished_at=now
+    )
+    session.refresh_from_db(fields=["status", "finished_at"])
+    session.holds.filter(submitted_at__isnull=True, released_at__isnull=True).update(released_at=now)
+
+
+def session_abandon(session: WorkSession, *, now: datetime | None = None) -> int:
+    """The participant returned the study or timed out: free the task in their hands."""
+    now = now or timezone.now()
+    WorkSession.objects.filter(pk=session.pk, status=WorkSession.Status.ACTIVE).update(
+        status=WorkSession.Status.ABANDONED, finished_at=now
+    )
+    return session.holds.filter(submitted_at__isnull=True, released_at__isnull=True).update(released_at=now)
+
+
+# ---- Bookkeeping (crowd.channels runs it with every sync) -----------------------------------
+
+
+@dataclass
+class VerifyReport:
+    counted: int = 0  # answers whose copy never reached the session, counted from their hold
+    unverified: int = 0  # answers on a session channel that no hold covers: never counted
+    released: int = 0  # expired holds released
+
+
+def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> VerifyReport:
+    """Count answers whose hold never heard of them, refuse answers no hold covers, and
+    release expired holds."""
+    now = now or timezone.now()
+    report = VerifyReport()
+    pending = Assignment.objects.filter(
+        verification=Verification.PENDING, task__batch__topic__campaign__channel__in=SESSION_CHANNELS
+    )
+    if campaign_ids is not None:
+        pending = pending.filter(task__batch__topic__campaign_id__in=list(campaign_ids))
+    for answer in pending.select_related("worker"):
+        with transaction.atomic():
+            hold = (
+                TaskHold.objects.select_for_update()
+                .filter(assignment_id=answer.assignment_id, task_id=answer.task_id, session__worker_id=answer.worker_id)
+                .select_related("session")
+                .first()
+            )
+            if hold is None:
+                Assignment.objects.filter(pk=answer.pk).update(verification=Verification.UNVERIFIED)
+                report.unverified += 1
+                continue
+            _hold_count(hold=hold, answer=answer, now=now)
+            report.counted += 1
+            session = hold.session
+            if session.status == WorkSession.Status.ACTIVE and _done(session) >= session.tasks_target:
+                session_finish(session, now=now)
+    expired = TaskHold.objects.filter(submitted_at__isnull=True, released_at__isnull=True, expires_at__lte=now)
+    if campaign_ids is not None:
+        expired = expired.filter(session__campaign_id__in=list(campaign_ids))
+    report.released = expired.update(released_at=now)
+    return report

@@ -1,0 +1,101 @@
+"""crowd.prolific without the network: costs, wire formats, local checks, the client factory."""
+
+import re
+from decimal import Decimal as D
+
+import pytest
+
+from config.errors import ApplicationError
+from crowd import prolific
+
+from .conftest import study_spec
+
+
+def test_study_cost_adds_the_fee_per_place_rounded_half_up(settings):
+    settings.PROLIFIC_SERVICE_FEE_RATE = D("0.428")
+    assert prolific.study_cost(reward_cents=150, places=3) == D("6.42")  # 3 × (1.50 + 0.642 → 0.64)
+
+    settings.PROLIFIC_SERVICE_FEE_RATE = D("0.333")
+    assert prolific.study_cost(reward_cents=150, places=3) == D("6.00")  # 3 × (1.50 + 0.4995 → 0.50)
+    assert prolific.study_cost(reward_cents=1, places=1) == D("0.02")  # the fee is at least a cent
+    assert prolific.bonus_cost(D("2.00")) == D("2.67")
+
+
+def test_the_default_fee_is_prolifics_corporate_rate(settings):
+    assert settings.PROLIFIC_SERVICE_FEE_RATE == D("0.428")
+
+
+def test_study_url_appends_prolifics_placeholders():
+    assert prolific.study_url("https://x.org/s/?a=1") == (
+        "https://x.org/s/?a=1&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
+
+
+def test_bonus_csv_is_one_line_per_participant_with_two_decimals():
+    assert prolific.bonus_csv([("p1", D("1.5")), ("s2", D("0.25"))]) == "p1,1.50\ns2,0.25\n"
+    for bad in ([], [("p1", D("0"))], [("p1", D("0.125"))], [("p1", D("1")), ("p1", D("2"))], [("a,b", D("1"))]):
+        with pytest.raises(prolific.RequestInvalid):
+            prolific.bonus_csv(bad)
+
+
+def test_rejection_check_follows_prolifics_rules():
+    prolific.rejection_check(message="x" * 100, category="NO_CODE")
+    with pytest.raises(prolific.RequestInvalid, match="has 99"):
+        prolific.rejection_check(message="x" * 99 + "   ", category="NO_CODE")
+    with pytest.raises(prolific.RequestInvalid, match="Unknown rejection category"):
+        prolific.rejection_check(message="x" * 100, category="no_code")
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"external_study_url": "https://tasks.example.org/"}, "{{%PROLIFIC_PID%}}"),
+    ({"completion_code": "C0DE 1"}, "letters and digits"),
+    ({"device_compatibility": ("watch",)}, "Devices"),
+    ({"maximum_allowed_minutes": 5}, "maximum allowed time"),
+])
+def test_a_spec_prolific_would_refuse_is_refused_before_sending(change, words):
+    client = prolific.ProlificClient(base_url="http://127.0.0.1:9/api/v1/", token="t")
+    with pytest.raises(prolific.RequestInvalid, match=re.escape(words)):
+        client.study_create(study_spec(**change))
+    client.close()
+
+
+def test_the_deployment_client_never_reaches_real_prolific_outside_production(settings):
+    settings.PROLIFIC_ENVIRONMENT = "local"
+    settings.PROLIFIC_API_URL = "https://api.prolific.com/api/v1/"
+    with pytest.raises(ApplicationError) as refused:
+        prolific.prolific_client()
+    assert refused.value.code == "production_disabled"
+
+    settings.PROLIFIC_ENVIRONMENT = "production"
+    settings.PROLIFIC_API_TOKEN = ""
+    with pytest.raises(ApplicationError) as missing:
+        prolific.prolific_client()
+    assert missing.value.code == "credentials_missing"
+
+    settings.PROLIFIC_API_TOKEN = "secret-token"
+    with prolific.prolific_client() as client:
+        assert client.base_url == "https://api.prolific.com/api/v1/"
+        assert "secret-token" not in repr(client)
+
+
+def test_a_client_for_another_environment_than_the_deployments_is_refused(settings):
+    settings.PROLIFIC_ENVIRONMENT = "local"
+    for environment, code in (("production", "production_disabled"), ("sandbox", "environment_unavailable")):
+        with pytest.raises(ApplicationError) as refused:
+            prolific.prolific_client(environment=environment)
+        assert refused.value.code == code
+    with prolific.prolific_client(environment="local") as client:
+        assert client.base_url == settings.PROLIFIC_API_URL
+
+
+def test_completion_url_fills_the_code(settings):
+    settings.PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+    client = prolific.ProlificClient(base_url="http://127.0.0.1:9/api/v1/", token="t")
+    assert client.completion_url("C0DE1234") == "https://app.prolific.com/submissions/complete?cc=C0DE1234"
+    client.close()
+
+
+def test_development_defaults_to_the_local_endpoint(settings):
+    assert settings.PROLIFIC_ENVIRONMENT == "local"
+    assert settings.PROLIFIC_API_URL == f"{settings.SITE_URL}/localprolific/api/v1/"
+    assert settings.PROLIFIC_COMPLETION_URL == f"{settings.SITE_URL}/localprolific/submissions/complete?cc={{code}}"
+    assert settings.LOCALPROLIFIC_ENABLED is settings.LOCALTURK_ENABLED
