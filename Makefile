@@ -15,11 +15,15 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 venv: $(VENV)/.installed
 
 ## make demo: a whole campaign on the embedded default (SQLite, eager Celery, local MTurk).
+## make demo CHANNEL=prolific|links: the same campaign on the local Prolific endpoint or on
+## participant links, worked in sessions.
 DEMO_DB := $(CURDIR)/var/demo.sqlite3
+CHANNEL ?= mturk
+DEMO_COMMAND := $(if $(filter mturk,$(CHANNEL)),demo,session_demo --channel $(CHANNEL))
 
 demo: venv
 	mkdir -p var && rm -f $(DEMO_DB)
-	DATABASE_URL=sqlite:///$(DEMO_DB) CELERY_BROKER_URL= $(PY) manage.py demo $(DEMO_ARGS)
+	DATABASE_URL=sqlite:///$(DEMO_DB) CELERY_BROKER_URL= $(PY) manage.py $(DEMO_COMMAND) $(DEMO_ARGS)
 
 ## make test: services on loopback (PostgreSQL, Redis), Chromium, then the whole suite.
 test: venv

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Task
@@ -181,16 +182,26 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
 
 
 def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
+    """The first task of the pool with a free slot that this participant neither did nor holds."""
     worker_holds = TaskHold.objects.filter(task=OuterRef("pk"), session__worker_id=session.worker_id).filter(
         Q(submitted_at__isnull=False) | Q(released_at__isnull=True)
     )
     worker_answers = Assignment.objects.filter(task=OuterRef("pk"), worker_id=session.worker_id)
-    candidates = _pool(session).exclude(Exists(worker_holds)).exclude(Exists(worker_answers))
-    for task in candidates.only("pk", "assignments_needed").iterator(chunk_size=200):
-        taken = TaskHold.objects.filter(_active(now), task=task).count()
-        if taken < task.assignments_needed:
-            return task
-    return None
+    taken = (
+        TaskHold.objects.filter(_active(now), task=OuterRef("pk"))
+        .values("task")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        _pool(session)
+        .exclude(Exists(worker_holds))
+        .exclude(Exists(worker_answers))
+        .annotate(taken=Coalesce(Subquery(taken), 0))
+        .filter(taken__lt=F("assignments_needed"))
+        .only("pk", "assignments_needed")
+        .first()
+    )
 
 
 def _done(session: WorkSession) -> int:

@@ -73,3 +73,27 @@ def test_a_personal_link_on_a_phone_shows_progress_and_resumes(live_server, open
     assert "You have done 1 task so far" in page.locator("main").text_content()
     page.get_by_role("button", name="Continue").click()
     page.get_by_text("Task 2 of 2").wait_for()
+
+
+def test_the_researcher_sees_links_and_participants(live_server, page, screenshot, django_user_model):
+    campaign = _links_campaign(tasks_per_session=2)
+    researcher = django_user_model.objects.create_user("ada", password="pw-for-tests-only")
+    Campaign.objects.filter(pk=campaign.pk).update(owner=researcher)
+    expert = links.link_create(campaign=campaign, label="Dr. Expert")
+    links.link_create(campaign=campaign, kind="open", label="seminar group")
+    from crowd import sessions
+
+    session = sessions.link_session_open(link=expert, worker=expert.worker)
+    sessions.hold_next(session)
+
+    page.goto(f"{live_server.url}/campaigns/{campaign.slug}/channel/")
+    page.get_by_label("Username").fill("ada")
+    page.get_by_label("Password").fill("pw-for-tests-only")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="Participants").wait_for()
+    screenshot(page, "dashboard-channel-links")
+
+    rows = page.locator("section[aria-labelledby=participants-heading] tbody tr")
+    assert rows.count() == 1 and "Dr. Expert" in rows.first.text_content()
+    page.get_by_role("button", name="Revoke").first.click()
+    page.get_by_text("Link revoked; 1 session(s) stopped.").wait_for()

@@ -1,0 +1,100 @@
+"""The researcher's channel page: choose the channel, create, list and revoke participant
+links, see per-participant counts; someone else's campaign is a 404."""
+
+import pytest
+from django.contrib.messages import get_messages
+
+from annotation.models import Campaign
+from crowd import sessions
+from crowd.models import ParticipantLink
+from tests.factories import BatchFactory, CampaignFactory, HITFactory, TaskFactory, TopicFactory
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_user("ada", password="pw-for-tests-only")
+
+
+@pytest.fixture
+def owner_client(client, owner):
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def campaign(owner):
+    return CampaignFactory(slug="loans", owner=owner)
+
+
+def _messages(response):
+    return [str(message) for message in get_messages(response.wsgi_request)]
+
+
+def test_the_channel_and_the_session_length_are_chosen_on_the_page(owner_client, campaign):
+    page = owner_client.get("/campaigns/loans/channel/")
+    saved = owner_client.post(
+        "/campaigns/loans/channel/set/", {"channel": "links", "environment": "local", "tasks_per_session": 8}
+    )
+
+    assert page.status_code == 200 and b"Where workers come from" in page.content
+    assert saved.status_code == 302 and _messages(saved) == ["Channel settings saved."]
+    campaign.refresh_from_db()
+    assert (campaign.channel, campaign.tasks_per_session) == ("links", 8)
+
+
+def test_links_are_created_shown_downloaded_and_revoked(owner_client, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(channel="links")
+    missing = owner_client.post("/campaigns/loans/links/new/", {"kind": "personal", "labels": "  "})
+    owner_client.post("/campaigns/loans/links/new/", {"kind": "personal", "labels": "Dr. A\nDr. B\n"})
+    owner_client.post("/campaigns/loans/links/new/", {"kind": "open", "labels": "seminar"})
+    first = ParticipantLink.objects.order_by("pk").first()
+    revoked = owner_client.post(f"/campaigns/loans/links/{first.pk}/revoke/")
+    page = owner_client.get("/campaigns/loans/channel/").content.decode()
+    listing = owner_client.get("/campaigns/loans/links.csv").content.decode().splitlines()
+
+    assert missing.status_code == 400 and "Write one line per person" in missing.content.decode()
+    assert ParticipantLink.objects.count() == 3
+    assert _messages(revoked)[-1] == "Link revoked."
+    assert "Dr. B" in page and f"/s/l/{first.token}/" in page and "(revoked)" in page
+    assert listing[0] == "label,kind,url,revoked" and len(listing) == 4
+    assert listing[1].endswith(",yes")
+
+
+def test_the_participants_table_counts_sessions_and_tasks(owner_client, campaign):
+    from tests.crowd.sessions.conftest import links_batch
+
+    batch = links_batch()
+    batch.topic.campaign.owner = campaign.owner
+    batch.topic.campaign.save()
+    from crowd import links
+
+    link = links.link_create(campaign=batch.topic.campaign, label="Dr. Expert")
+    sessions.link_session_open(link=link, worker=link.worker)
+
+    page = owner_client.get(f"/campaigns/{batch.topic.campaign.slug}/channel/").content.decode()
+
+    assert "Dr. Expert" in page and "Participants" in page
+
+
+def test_the_channel_is_fixed_after_publishing(owner_client, campaign):
+    HITFactory(task=TaskFactory(batch=BatchFactory(topic=TopicFactory(campaign=campaign))))
+
+    page = owner_client.get("/campaigns/loans/channel/").content.decode()
+    refused = owner_client.post(
+        "/campaigns/loans/channel/set/", {"channel": "prolific", "environment": "local", "tasks_per_session": 10}
+    )
+
+    assert "its channel is fixed" in page
+    assert refused.status_code == 409 and "cannot change any more" in refused.content.decode()
+
+
+def test_another_researchers_channel_page_is_not_found(client, campaign, django_user_model):
+    client.force_login(django_user_model.objects.create_user("grace", password="pw-for-tests-only"))
+
+    assert client.get("/campaigns/loans/channel/").status_code == 404
+    assert client.post("/campaigns/loans/links/new/", {"kind": "open"}).status_code == 404
+    assert client.get("/campaigns/loans/links.csv").status_code == 404
+
+
+def test_the_channel_page_needs_a_login(client, campaign):
+    assert client.get("/campaigns/loans/channel/").status_code == 302
