@@ -56,11 +56,13 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.security.SubmissionRateLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "config.security.ContentSecurityPolicyMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -101,6 +103,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60 if PRODUCTION else 0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Caches: page content per process; rate-limit counters shared by every web worker -----
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": env.cache_url("CACHE_URL", default="locmemcache://ratelimit"),
+}
+# Submissions per minute (config/security.py); 0 turns a limit off.
+SUBMIT_RATE_PER_WORKER = env.int("SUBMIT_RATE_PER_WORKER", default=30)
+SUBMIT_RATE_PER_ADDRESS = env.int("SUBMIT_RATE_PER_ADDRESS", default=600)
+RATE_LIMIT_TRUST_FORWARDED_FOR = env.bool("RATE_LIMIT_TRUST_FORWARDED_FOR", default=PRODUCTION)
 
 # --- Auth -------------------------------------------------------------------------------
 LOGIN_URL = "/accounts/login/"

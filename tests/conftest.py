@@ -24,6 +24,15 @@ def pytest_sessionstart(session):
         raise pytest.UsageError("CI=true needs PostgreSQL: run the suite through `make test`.")
 
 
+@pytest.fixture(autouse=True)
+def _no_submission_rate_limits(settings, request):
+    """Simulated crowds submit faster than people; the limits have their own tests
+    (tests/test_security.py, marked `rate_limits`), which keep them on."""
+    if request.node.get_closest_marker("rate_limits") is None:
+        settings.SUBMIT_RATE_PER_WORKER = 0
+        settings.SUBMIT_RATE_PER_ADDRESS = 0
+
+
 @pytest.fixture
 def redis_url():
     return require_service("SALIENCE_TEST_REDIS_URL", "Redis")

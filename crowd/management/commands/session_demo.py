@@ -35,6 +35,8 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0)
         base_url = f"http://127.0.0.1:{port}"
         settings.SITE_URL = base_url
+        # A simulated crowd submits faster than people: the rate limits would turn it away.
+        settings.SUBMIT_RATE_PER_WORKER = settings.SUBMIT_RATE_PER_ADDRESS = 0
         settings.PROLIFIC_API_URL = f"{base_url}/localprolific/api/v1/"
         settings.PROLIFIC_COMPLETION_URL = f"{base_url}/localprolific/submissions/complete?cc={{code}}"
         server = server_start(port)

@@ -33,6 +33,8 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0)
         base_url = f"http://127.0.0.1:{port}"
         settings.SITE_URL = base_url
+        # A simulated crowd submits faster than people: the rate limits would turn it away.
+        settings.SUBMIT_RATE_PER_WORKER = settings.SUBMIT_RATE_PER_ADDRESS = 0
         settings.MTURK_LOCAL_ENDPOINT_URL = f"{base_url}/localturk/"
         server = server_start(port)
         user = self._demo_user()

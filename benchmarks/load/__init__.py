@@ -1,0 +1,1 @@
+"""Load benchmark: simulated workers against gunicorn on PostgreSQL (run.py)."""

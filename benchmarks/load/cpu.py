@@ -1,0 +1,43 @@
+"""CPU time spent by each side of the benchmark (client, gunicorn, PostgreSQL), from /proc.
+
+Two cores are shared by all three, so where the CPU goes explains the throughput.
+"""
+
+import os
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User and system time of process `pid` and its children, living or already reaped."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        fields = _stat_fields(stat)
+        if fields is None:
+            continue
+        if stat.parent.name == str(pid):
+            total += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+        elif int(fields[1]) == pid:  # a child: its ppid is `pid`
+            total += int(fields[11]) + int(fields[12])
+    return total / CLOCK_TICKS
+
+
+def postgres_pid(data_directory: Path) -> int | None:
+    """The postmaster serving `data_directory` (under runuser when started as root)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args[0].endswith(b"/postgres") and str(data_directory).encode() in args:
+            return int(cmdline.parent.name)
+    return None
+
+
+def _stat_fields(stat: Path) -> list[str] | None:
+    """The fields after the command name, which may itself hold spaces or parentheses."""
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None  # a process that ended while we looked

@@ -1,0 +1,100 @@
+"""The printed table: latency and throughput beside the trivial view, targets, correctness."""
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+from benchmarks.load.audit import Check
+from benchmarks.load.client import Record
+
+P99_SUBMIT_MS = 250.0
+THROUGHPUT_SHARE = 0.40  # submissions per second against trivial requests per second
+
+
+@dataclass
+class Load:
+    """One kind of phase summed over the rounds: wall time, CPU and what the clients saw."""
+
+    seconds: float = 0.0
+    client_cpu: float = 0.0  # this process: the simulated workers
+    server_cpu: float = 0.0  # gunicorn's processes
+    database_cpu: float = 0.0  # PostgreSQL's processes, NaN when it runs elsewhere
+    record: Record | None = None
+
+    def add(self, *, seconds: float, client_cpu: float, server_cpu: float, database_cpu: float, record: Record) -> None:
+        self.seconds += seconds
+        self.client_cpu += client_cpu
+        self.server_cpu += server_cpu
+        self.database_cpu += database_cpu
+        if self.record is None:
+            self.record = Record()
+        self.record.merge(record)
+
+
+def latency_row(name: str, values: list[float], seconds: float) -> str:
+    if len(values) < 2:
+        return f"{name:<34}{len(values):>7}"
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return (
+        f"{name:<34}{len(values):>7}{len(values) / seconds:>9.1f}"
+        f"{statistics.median(values):>9.1f}{cuts[94]:>9.1f}{cuts[98]:>9.1f}{max(values):>9.1f}"
+    )
+
+
+def report_print(*, header: list[str], trivial: Load, hit: Load, submissions: int, checks: list[Check]) -> bool:
+    """Print everything; True when every correctness check passed (speed targets aside)."""
+    for line in header:
+        print(line)
+    print()
+    print(f"{'':<34}{'count':>7}{'per s':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    lat = hit.record.latencies
+    print(latency_row("trivial view   GET /trivial/", trivial.record.latencies["trivial"], trivial.seconds))
+    print(latency_row("HIT page       GET /hit/<uuid>/", lat["page"], hit.seconds))
+    print(latency_row("submission     POST …/submit/", lat["submit"], hit.seconds))
+    print(latency_row("duplicate      POST …/submit/", lat["duplicate"], hit.seconds))
+    trivial_rate = len(trivial.record.latencies["trivial"]) / trivial.seconds
+    submission_rate = submissions / hit.seconds
+    requests = len(lat["page"]) + len(lat["submit"]) + len(lat["duplicate"])
+    print(
+        f"HIT submissions (page + answer): {submissions} in {hit.seconds:.1f} s = {submission_rate:.1f}/s "
+        f"({requests / hit.seconds:.1f} requests/s); trivial: {trivial_rate:.1f} requests/s in {trivial.seconds:.1f} s"
+    )
+    print(
+        f"CPU ms per trivial request: {_cpu(trivial, len(trivial.record.latencies['trivial']))}; "
+        f"per submission: {_cpu(hit, submissions)}"
+    )
+    resent = Counter(line.split(" ", 1)[0] for line in trivial.record.resent + hit.record.resent)
+    print(
+        f"requests sent again because the server closed a kept connection under them: {sum(resent.values())}"
+        + (f" ({', '.join(f'{count} {method}' for method, count in sorted(resent.items()))})" if resent else "")
+    )
+    print()
+    print("targets (speed: reported, never a failure)")
+    p99 = statistics.quantiles(lat["submit"], n=100, method="inclusive")[98] if len(lat["submit"]) > 1 else float("nan")
+    share = submission_rate / trivial_rate
+    _verdict(f"p99 submission ≤ {P99_SUBMIT_MS:g} ms", f"{p99:.1f} ms", p99 <= P99_SUBMIT_MS, speed=True)
+    _verdict(
+        f"submission throughput ≥ {THROUGHPUT_SHARE:.0%} of trivial view's",
+        f"{submission_rate:.1f}/s vs {trivial_rate:.1f}/s = {share:.0%}",
+        share >= THROUGHPUT_SHARE,
+        speed=True,
+    )
+    print()
+    print("correctness (a failure here fails the run)")
+    for check in checks:
+        _verdict(check.name, check.figures, check.ok)
+        if check.detail and not check.ok:
+            print(f"    {check.detail}")
+    correct = all(check.ok for check in checks)
+    print("correct: every answer stored once, as sent" if correct else "INCORRECT: see the failed checks above")
+    return correct
+
+
+def _cpu(load: Load, count: int) -> str:
+    shares = [("client", load.client_cpu), ("gunicorn", load.server_cpu), ("PostgreSQL", load.database_cpu)]
+    return ", ".join(f"{name} {1000 * seconds / count:.2f}" for name, seconds in shares if seconds == seconds)
+
+
+def _verdict(name: str, figures: str, ok: bool, *, speed: bool = False) -> None:
+    verdict = ("met" if ok else "MISSED") if speed else ("ok" if ok else "FAILED")
+    print(f"  {verdict:<8}{name:<48}{figures}")

@@ -1,0 +1,225 @@
+"""Load: simulated workers doing HIT submissions against gunicorn on PostgreSQL (issue 7).
+
+    .venv/bin/python benchmarks/load/run.py [--workers 50 --submissions 2000]
+
+A fresh, migrated database on PostgreSQL (the server of DATABASE_URL when it names one,
+else a throw-away server from tests/services.py) holds one published Likert batch
+(fixtures.py). gunicorn serves the site with the deployment's settings in production mode
+(SALIENCE_ENV=production, DEBUG off, CONN_MAX_AGE and CONN_HEALTH_CHECKS as
+config/settings.py reads them from the environment) plus a trivial view (settings.py,
+urls.py). `--workers` threads, each a simulated worker with its own workerId and keep-alive
+connection, load HIT pages and post the answers their forms call for (client.py), as fast
+as the server answers: a closed loop, so latency is mostly queueing behind the other
+workers. Phases of HIT submissions alternate with phases of trivial requests (phases.py).
+
+Some answers are sent twice (--duplicates, a share): half again after the reply came (a
+reload, a retry), half at the same time from a second connection (a double click). After
+the run the database must hold every acknowledged answer once, as sent, with its labels,
+and nothing else (audit.py).
+
+Targets, printed beside the figures: p99 submission (the POST) ≤ 250 ms; submissions per
+second (each a page and its answer) ≥ 40 % of the trivial view's requests per second. Exit
+status: 1 on a correctness failure (lost, doubled or altered answers, a 5xx, a refused or
+dropped request); 2 when the run did not finish within --timeout seconds, or could not
+start; a missed speed target never fails the run.
+
+gunicorn: 2 workers of the gthread class with 4 threads each by default; README.md here
+gives the measurements behind the choice, and --worker-class sync --threads N compare.
+"""
+
+import argparse
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import warnings
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+# WhiteNoise notes the missing collectstatic folder; static files play no part here.
+warnings.filterwarnings("ignore", message="No directory at")
+
+from benchmarks.load.audit import audit  # noqa: E402
+from benchmarks.load.client import RACE, RETRY, Job, SimulatedClient  # noqa: E402
+from benchmarks.load.cpu import postgres_pid  # noqa: E402
+from benchmarks.load.phases import Meters, Progress, rounds_run  # noqa: E402
+from benchmarks.load.plan import jobs_plan, tasks_needed  # noqa: E402
+from benchmarks.load.report import report_print  # noqa: E402
+from benchmarks.load.server import Server, ServerError, gunicorn  # noqa: E402
+from crowd.simulate import Judge, crowd_make  # noqa: E402
+from tests.services import ServiceError, fresh_database, postgres  # noqa: E402
+
+DATABASE = "salience_load_bench"
+SETTINGS = "benchmarks.load.settings"
+
+
+class HardTimeout(Exception):
+    pass
+
+
+def main() -> int:
+    args = _arguments()
+    progress = Progress()
+
+    def expire(signum, frame):
+        progress.stop.set()
+        raise HardTimeout
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.alarm(args.timeout)
+    try:
+        return run(args, progress)
+    except HardTimeout:
+        print(
+            f"\nload benchmark: TIMEOUT — the hard limit of {args.timeout} s was reached while {progress.phase} "
+            f"({progress.acknowledged} of {args.submissions} submissions acknowledged in the phases completed). "
+            "Nothing is concluded: the server may hang, or this machine is too slow for the size asked; raise "
+            "--timeout or lower --submissions.",
+            file=sys.stderr,
+        )
+        return 2
+    except (ServerError, ServiceError) as error:
+        print(f"load benchmark: could not start: {error}", file=sys.stderr)
+        return 2
+    finally:
+        signal.alarm(0)
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=50, help="simulated workers, each a thread (default 50)")
+    parser.add_argument("--submissions", type=int, default=2000, help="HIT submissions in all (default 2000)")
+    parser.add_argument("--trivial", type=int, help="trivial requests in all (default: 2 × submissions)")
+    parser.add_argument("--duplicates", type=float, default=0.05, help="share of answers sent twice (default 0.05)")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations of the two kinds of phase (default 4)")
+    parser.add_argument("--server-workers", type=int, default=2, help="gunicorn --workers (default 2)")
+    parser.add_argument("--worker-class", choices=("gthread", "sync"), default="gthread", help="(default gthread)")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn --threads for gthread (default 4)")
+    parser.add_argument("--timeout", type=int, default=300, help="hard limit on the whole run, seconds (default 300)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    if args.workers < 1 or args.submissions < args.workers or args.rounds < 1 or not 0 <= args.duplicates <= 1:
+        parser.error("need workers ≥ 1, submissions ≥ workers, rounds ≥ 1 and 0 ≤ duplicates ≤ 1")
+    args.trivial = 2 * args.submissions if args.trivial is None else args.trivial
+    if args.trivial < args.workers:
+        parser.error("need trivial ≥ workers: each worker's share of the baseline must be measurable")
+    return args
+
+
+def run(args: argparse.Namespace, progress: Progress) -> int:
+    load_before = os.getloadavg()
+    with ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="salience-load-")))
+        os.chmod(workdir, 0o755)
+        server_url = os.environ.get("DATABASE_URL", "")
+        throwaway = not server_url.startswith("postgres")
+        if throwaway:
+            progress.phase = "starting PostgreSQL"
+            (workdir / "pg").mkdir()
+            server_url = stack.enter_context(postgres(workdir / "pg"))
+        env = _environment(fresh_database(server_url, DATABASE))
+        os.environ.update(env)  # the same settings here, for the fixtures and the audit
+
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        from benchmarks.load import fixtures
+
+        progress.phase = "migrating"
+        call_command("migrate", verbosity=0)
+        count, needed = tasks_needed(workers=args.workers, submissions=args.submissions)
+        tasks = fixtures.campaign_create(tasks=count, assignments_needed=needed)
+        jobs = jobs_plan(
+            tasks=tasks, workers=args.workers, submissions=args.submissions, duplicates=args.duplicates, seed=args.seed
+        )
+
+        progress.phase = "starting gunicorn"
+        server = stack.enter_context(
+            gunicorn(
+                env=env, workdir=workdir, workers=args.server_workers, worker_class=args.worker_class,
+                threads=args.threads,
+            )
+        )
+        judge = Judge(seed=args.seed)
+        clients = [
+            SimulatedClient(worker=worker, judge=judge, host=server.host, port=server.port, seed=args.seed)
+            for worker in crowd_make(workers=args.workers, spammers=0.0, trap_blind=0.0, seed=args.seed)
+        ]
+        for client in clients:
+            stack.callback(client.close)
+        meters = Meters(server.pid, postgres_pid(workdir / "pg" / "pgdata") if throwaway else None)
+        result = rounds_run(
+            clients=clients, tasks=tasks, jobs=jobs, trivial=args.trivial, rounds=args.rounds, meters=meters,
+            progress=progress,
+        )
+
+        progress.phase = "auditing the database"
+        failures = result.warmup.record.failures + result.trivial.record.failures + result.hit.record.failures
+        checks = audit(
+            outcomes=result.hit.record.outcomes, failures=failures, stored=fixtures.stored_read(), workers=args.workers
+        )
+        correct = report_print(
+            header=_header(args, server, throwaway, load_before, jobs),
+            trivial=result.trivial,
+            hit=result.hit,
+            submissions=progress.acknowledged,
+            checks=checks,
+        )
+        if any(failure.status >= 500 for failure in failures):
+            print(f"\ngunicorn's log, last lines ({server.log}):\n{server.log_tail()}")
+        return 0 if correct else 1
+
+
+def _environment(database_url: str) -> dict[str, str]:
+    """Production mode on plain-HTTP loopback: the clients say, as a TLS proxy would, that
+    the request came over HTTPS (SECURE_PROXY_SSL_HEADER), so nothing is redirected."""
+    env = dict(os.environ)
+    env.pop("CELERY_BROKER_URL", None)  # nothing here enqueues; keep Celery eager regardless
+    env.update(
+        DJANGO_SETTINGS_MODULE=SETTINGS,
+        DATABASE_URL=database_url,
+        SALIENCE_ENV="production",
+        DEBUG="False",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        MTURK_ENVIRONMENT="sandbox",
+        ALLOWED_HOSTS="127.0.0.1",
+    )
+    return env
+
+
+def _header(args, server: Server, throwaway: bool, load_before, jobs: list[list[Job]]) -> list[str]:
+    from django.conf import settings
+    from django.db import connection
+
+    database = settings.DATABASES["default"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('fsync'), current_setting('synchronous_commit'), version()")
+        fsync, synchronous_commit, version = cursor.fetchone()
+    duplicates = Counter(job.duplicate for own in jobs for job in own if job.duplicate)
+    cache = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
+    origin = "throw-away server (tests/services.py)" if throwaway else "server of DATABASE_URL"
+    return [
+        f"Load benchmark: {args.workers} simulated workers, {args.submissions} HIT submissions (GET page, "
+        f"POST answer), {duplicates[RETRY]} answers re-sent after the reply and {duplicates[RACE]} at the same "
+        f"time; {args.trivial} trivial requests; {args.rounds} rounds of both, alternating",
+        f"server: {server.description}, access log to a file",
+        f"settings: {SETTINGS} (config.settings + /trivial/): SALIENCE_ENV={settings.SALIENCE_ENV}, "
+        f"DEBUG={settings.DEBUG}, CONN_MAX_AGE={database['CONN_MAX_AGE']}, "
+        f"CONN_HEALTH_CHECKS={database['CONN_HEALTH_CHECKS']}, cache {cache}, "
+        f"SECURE_SSL_REDIRECT={settings.SECURE_SSL_REDIRECT} (clients send X-Forwarded-Proto: https), "
+        f"submission rate limits {settings.SUBMIT_RATE_PER_WORKER}/{settings.SUBMIT_RATE_PER_ADDRESS} (0: off)",
+        f"database: {version.split(' on ')[0]}, {origin}, fresh database {DATABASE}; "
+        f"fsync={fsync}, synchronous_commit={synchronous_commit}",
+        f"client: this process, {args.workers} threads on http.client keep-alive connections; machine: "
+        f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before the run",
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""Security middleware: a Content-Security-Policy on every page, and rate limits on the
+endpoints crowdworkers post to.
+
+CSP. HIT pages send their own policy (annotation/headers.py: framed by MTurk's worker
+sites). Every other response gets `default-src 'self'` with no inline script or style, and
+`frame-ancestors` matching its X-Frame-Options ('none' for DENY, 'self' for SAMEORIGIN).
+The API's Swagger UI injects its own <style> elements, so /api/docs/ allows inline style
+(not script). The local MTurk and Prolific endpoints imitate other sites for rehearsals and
+are left alone; production never mounts them.
+
+Rate limits. Submissions (`POST /hit/<uuid>/submit/`) and the session's copy of an answer
+(`POST /s/<key>/mturk/externalSubmit`) are counted per worker id and per client address in
+fixed one-minute windows in the cache (Redis when CACHE_URL names it, so every gunicorn
+worker shares the counts). Over a limit: 429 with Retry-After and a message that says the
+answer was not taken and when to send it again. A person needs well under a submission a
+second; the limits (settings SUBMIT_RATE_PER_WORKER, SUBMIT_RATE_PER_ADDRESS, per minute,
+0 = off) stop scripts and retry storms, not people.
+"""
+
+import re
+import time
+
+from django.conf import settings
+from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.html import escape
+
+SUBMIT_PATHS = re.compile(r"^/(hit/[0-9a-f-]{36}/submit/|s/[0-9a-f-]{36}/mturk/externalSubmit)$")
+UNPOLICED_PREFIXES = ("/localturk/", "/localprolific/")
+WINDOW_SECONDS = 60
+
+
+def page_policy(*, frame_ancestors: str, inline_style: bool = False) -> str:
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'" + (" 'unsafe-inline'" if inline_style else ""),
+            "img-src 'self' data:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            f"frame-ancestors {frame_ancestors}",
+        ]
+    )
+
+
+class ContentSecurityPolicyMiddleware:
+    """Listed before XFrameOptionsMiddleware, so it sees the X-Frame-Options that one set."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Content-Security-Policy" in response or request.path.startswith(UNPOLICED_PREFIXES):
+            return response
+        framing = response.get("X-Frame-Options", "").upper()
+        ancestors = "'self'" if framing == "SAMEORIGIN" else "'none'"
+        response["Content-Security-Policy"] = page_policy(
+            frame_ancestors=ancestors, inline_style=request.path.startswith("/api/docs/")
+        )
+        return response
+
+
+class SubmissionRateLimitMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "POST" and SUBMIT_PATHS.match(request.path):
+            wait = self._over_limit(request)
+            if wait:
+                return _too_many(request, wait)
+        return self.get_response(request)
+
+    def _over_limit(self, request: HttpRequest) -> int:
+        """Seconds until the window ends if this request is over a limit, else 0."""
+        now = time.time()
+        window = int(now // WINDOW_SECONDS)
+        wait = max(1, int((window + 1) * WINDOW_SECONDS - now))
+        worker = request.POST.get("workerId", "").strip()[:64]
+        checks = [("address", client_address(request), settings.SUBMIT_RATE_PER_ADDRESS)]
+        if worker:
+            checks.append(("worker", worker, settings.SUBMIT_RATE_PER_WORKER))
+        over = False
+        for kind, key, limit in checks:
+            if limit and _count(f"rate:{kind}:{key}:{window}") > limit:
+                over = True
+        return wait if over else 0
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address; behind a proxy, the one it appended to X-Forwarded-For."""
+    if settings.RATE_LIMIT_TRUST_FORWARDED_FOR:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if forwarded:
+            return forwarded[-1]
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def _count(key: str) -> int:
+    cache = caches["ratelimit"]
+    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
+        return 1
+
+
+def _too_many(request: HttpRequest, wait: int) -> HttpResponse:
+    message = (
+        f"Too many submissions in a short time: this answer was not saved. "
+        f"Wait {wait} seconds and submit it again; your answers are still in the page."
+    )
+    if "application/json" in request.headers.get("Accept", ""):
+        response = JsonResponse({"code": "rate_limited", "message": message}, status=429)
+    else:
+        response = HttpResponse(
+            f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Please wait</title></head>'
+            f"<body><main><h1>Please wait a moment</h1><p role=\"alert\">{escape(message)}</p>"
+            f"<p>Use your browser's Back button to return to the task.</p></main></body></html>",
+            status=429,
+        )
+    response["Retry-After"] = str(wait)
+    # Shown inside MTurk's iframe, like the HIT page it answers.
+    response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(settings.HIT_FRAME_ANCESTORS))
+    response.xframe_options_exempt = True
+    return response
