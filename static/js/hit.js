@@ -1,24 +1,65 @@
 /* HIT pages: Likert completeness, ordering by drag-and-drop and keyboard, one submit.
-   No dependencies besides the vendored SortableJS on the comparison page; no network calls:
-   the form posts to our server, whose answer page posts on to MTurk. */
+   No dependencies besides the vendored SortableJS on the comparison page. The only network
+   call is to our own server: the answer is stored first, then the form posts to our server,
+   whose answer page posts on to MTurk. */
 (function () {
   "use strict";
 
+  // Submitting stores the answer first with a background request; only once the server
+  // confirms it does the form post on (the same answer again, which the server recognises)
+  // to the page that hands MTurk its copy. If the answer is not stored — the server or its
+  // database is down, the connection dropped, the answer was refused — the worker sees why
+  // and every rating or ordering stays in the page for another try.
   function onSubmitOnce(form, button) {
     let sent = false;
+    let confirmed = false;
+    const label = button.textContent;
+    const status = document.createElement("p");
+    status.id = "submit-status";
+    status.className = "submit-status";
+    status.setAttribute("role", "alert");
+    button.parentNode.insertBefore(status, button);
+
+    function retry(message) {
+      sent = false;
+      button.disabled = false;
+      button.textContent = label;
+      status.textContent = message;
+      form.dispatchEvent(new Event("change"));
+    }
+
     form.addEventListener("submit", function (event) {
-      if (sent) {
-        event.preventDefault(); // a double click or Enter pressed twice
-        return;
-      }
+      if (confirmed) return; // the server has the answer: let the form post on
+      if (event.defaultPrevented) return; // a preview: nothing to send
+      event.preventDefault();
+      if (sent) return; // a double click or Enter pressed twice
       sent = true;
+      status.textContent = "";
       // performance.now() counts from navigation start: the time the worker had the page.
       form.elements.elapsed_ms.value = String(Math.round(performance.now()));
-      // Disable after this event: a disabled button would cancel the submission itself.
-      setTimeout(function () {
-        button.disabled = true;
-        button.textContent = "Submitting…";
-      }, 0);
+      button.disabled = true;
+      button.textContent = "Submitting…";
+      if (!window.fetch) {
+        confirmed = true;
+        form.submit();
+        return;
+      }
+      fetch(form.action, { method: "POST", body: new FormData(form), headers: { Accept: "application/json" } })
+        .then(function (response) {
+          return response.json().catch(function () { return {}; }).then(function (body) {
+            if (response.ok) {
+              confirmed = true;
+              form.submit();
+            } else {
+              retry("Not saved: " + (body.message || "the server could not store your answer (" +
+                response.status + "). Please try again in a moment."));
+            }
+          });
+        })
+        .catch(function () {
+          retry("Not saved: the connection to the server failed. Your answers are still here; " +
+            "please try again in a moment.");
+        });
     });
     return function () { return sent; };
   }
