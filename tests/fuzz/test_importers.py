@@ -1,0 +1,245 @@
+"""propositions_import on fuzzed files: a file is imported whole, with the counts it holds,
+or refused with ImportFailed naming file:line [field] and nothing written. Never another
+exception, never part of a file."""
+
+import csv
+import io
+import random
+
+import pytest
+from django.db import DataError, OperationalError
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from annotation.importers import ImportFailed, propositions_import
+from annotation.models import Proposition, Topic
+from tests.fuzz.examples import FUZZ, ON_POSTGRESQL, isolated
+from tests.fuzz.import_checks import (
+    KEY_LENGTH,
+    assert_imported_whole,
+    assert_nothing_written,
+    assert_problems_name_lines,
+    import_snapshot,
+)
+from tests.fuzz import known_bugs
+from tests.fuzz.known_bugs import skip_known_bug
+from tests.fuzz.proposition_files import (
+    ProposedFile,
+    arbitrary_files,
+    expected_rows,
+    mutated_files,
+    mutated_topics_files,
+    topics_files,
+    valid_files,
+)
+
+pytestmark = pytest.mark.django_db
+
+_min_confidence = st.sampled_from([0.0, 0.5, 0.95, 1.0])
+
+
+def _import(campaign, file: ProposedFile, *, topics: ProposedFile | None = None, **options):
+    return propositions_import(
+        campaign=campaign,
+        source=io.BytesIO(file.content),
+        filename=file.filename,
+        format=file.format,
+        topic_key=file.topic_key,
+        topics_source=io.BytesIO(topics.content) if topics else None,
+        topics_filename=topics.filename if topics else "topics",
+        **options,
+    )
+
+
+def _existing_texts(campaign) -> dict[str, set[str]]:
+    texts: dict[str, set[str]] = {}
+    for key, normalized in Proposition.objects.filter(topic__campaign=campaign).values_list("topic__key", "normalized"):
+        texts.setdefault(key, set()).add(normalized)
+    return texts
+
+
+def assert_refused_by_line(failure: ImportFailed, before: dict, campaign, *files: ProposedFile) -> None:
+    assert failure.code.startswith("import_") and failure.message
+    assert_problems_name_lines(failure.details, *files)
+    assert_nothing_written(before, campaign)
+
+
+def _import_or_refusal(campaign, file, *, topics=None, **options):
+    """The summary, or the ImportFailed; an example that hits a known bug is skipped."""
+    try:
+        summary = _import(campaign, file, topics=topics, **options)
+    except ImportFailed as failure:
+        event(f"refused: {failure.code}")
+        return failure
+    except Exception as error:
+        skip_known_bug(error)
+        raise
+    event("imported")
+    return summary
+
+
+# --- properties ---------------------------------------------------------------------------
+
+
+@FUZZ
+@given(file=valid_files(), min_confidence=_min_confidence, trap_kind=st.sampled_from(["none", "subtle"]))
+def test_a_valid_file_imports_exactly_the_rows_it_holds(campaign, file, min_confidence, trap_kind):
+    with isolated():
+        before, existing = import_snapshot(campaign), _existing_texts(campaign)
+        summary = _import(campaign, file, min_confidence=min_confidence, trap_kind=trap_kind)
+        assert summary.format == file.real_format
+        assert {key: vars(counts) for key, counts in summary.topics.items()} == expected_rows(
+            file.records, min_confidence=min_confidence, existing=existing
+        )
+        assert_imported_whole(summary.as_dict(), before, campaign, trap_kind=trap_kind)
+
+
+@FUZZ
+@given(file=valid_files(), topics=topics_files())
+def test_a_valid_topics_file_sets_its_descriptions(campaign, file, topics):
+    with isolated():
+        before = import_snapshot(campaign)
+        described = dict(Topic.objects.filter(campaign=campaign).values_list("key", "description"))
+        summary = _import(campaign, file, topics=topics)
+        assert_imported_whole(summary.as_dict(), before, campaign)
+        stored = dict(Topic.objects.filter(campaign=campaign).values_list("key", "description"))
+        for key, description in topics.descriptions.items():
+            assert stored[key] == (description or described.get(key, ""))
+        undescribed = {key for key in set(summary.topics) | set(topics.descriptions) if not stored[key]}
+        assert {key for key in undescribed if any(repr(key) in warning for warning in summary.warnings)} == undescribed
+
+
+@FUZZ
+@given(file=st.one_of(mutated_files(), arbitrary_files()), min_confidence=_min_confidence)
+def test_a_broken_file_is_refused_by_line_or_imported_whole(campaign, file, min_confidence):
+    with isolated():
+        before = import_snapshot(campaign)
+        result = _import_or_refusal(campaign, file, min_confidence=min_confidence)
+        if isinstance(result, ImportFailed):
+            assert_refused_by_line(result, before, campaign, file)
+        else:
+            assert_imported_whole(result.as_dict(), before, campaign)
+
+
+@FUZZ
+@given(file=valid_files(), topics=mutated_topics_files())
+def test_a_broken_topics_file_refuses_the_whole_import(campaign, file, topics):
+    with isolated():
+        before = import_snapshot(campaign)
+        result = _import_or_refusal(campaign, file, topics=topics)
+        if isinstance(result, ImportFailed):
+            assert_refused_by_line(result, before, campaign, file, topics)
+        else:
+            assert_imported_whole(result.as_dict(), before, campaign)
+
+
+@FUZZ
+@given(file=valid_files(), trap_kind=st.one_of(st.sampled_from(["obvious", "", "NONE", " subtle"]), st.text(max_size=10)))
+def test_an_unknown_trap_kind_is_refused_before_anything_is_written(campaign, file, trap_kind):
+    with isolated():
+        before = import_snapshot(campaign)
+        result = _import_or_refusal(campaign, file, trap_kind=trap_kind)
+        if trap_kind in ("none", "subtle"):
+            assert_imported_whole(result.as_dict(), before, campaign, trap_kind=trap_kind)
+        else:
+            assert isinstance(result, ImportFailed) and result.code == "import_invalid_trap_kind"
+            assert repr(trap_kind) in result.message
+            assert import_snapshot(campaign) == before
+
+
+# --- known bugs, one minimal input each (see known_bugs.py) --------------------------------
+
+HEADER = "topic\tsubject\trelation\tobject\n"
+JSON_ROW = b'{"topic": "t", "subject": "a", "relation": "r", "object": "o"'
+
+
+def _tsv(text: str, name: str = "p.tsv") -> ProposedFile:
+    return ProposedFile(name, "auto", "tsv", text.encode("utf-8"), ())
+
+
+def _jsonl(line: bytes) -> ProposedFile:
+    return ProposedFile("p.jsonl", "auto", "jsonl", line + b"\n", ())
+
+
+def _refused_or_kept_within_limits(campaign, file, *, topics=None):
+    """The contract: ImportFailed naming a line with nothing written, or a clean import
+    whose topic keys fit Topic.key. Any other exception fails the test."""
+    before = import_snapshot(campaign)
+    try:
+        summary = _import(campaign, file, topics=topics)
+    except ImportFailed as failure:
+        assert_refused_by_line(failure, before, campaign, *[f for f in (file, topics) if f])
+        return
+    keys = Topic.objects.values_list("key", flat=True)
+    assert all(len(key) <= KEY_LENGTH for key in keys), known_bugs.TOPIC_KEY_TOO_LONG
+    assert_imported_whole(summary.as_dict(), before, campaign)
+
+
+def _xfail(bug: str, raises, *, condition: bool = True):
+    return pytest.mark.xfail(condition, strict=True, raises=raises, reason=bug)
+
+
+@_xfail(known_bugs.TOPIC_KEY_TOO_LONG, (DataError, AssertionError))
+def test_a_topic_key_over_100_characters_in_a_row(campaign):
+    _refused_or_kept_within_limits(campaign, _tsv(HEADER + "t" * 101 + "\ta\tb\tc\n"))
+
+
+@_xfail(known_bugs.TOPIC_KEY_TOO_LONG, (DataError, AssertionError))
+def test_a_topic_key_over_100_characters_in_the_topics_file(campaign):
+    topics = ProposedFile("topics.tsv", "auto", "topics", b"key\tdescription\n" + b"k" * 101 + b"\tx\n", ())
+    _refused_or_kept_within_limits(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=topics)
+
+
+@_xfail(known_bugs.TOPIC_KEY_TOO_LONG, (DataError, AssertionError))
+def test_a_topic_key_over_100_characters_from_an_open_ie_file_name(campaign):
+    line = "0.9\t\tSimpleArgument(a,List([0, 1)))\tRelation(b,List([2, 3)))\tSimpleArgument(c,List([4, 5)))\tA b c.\n"
+    _refused_or_kept_within_limits(campaign, ProposedFile("n" * 101 + ".txt", "openie", "openie", line.encode(), ()))
+
+
+@_xfail(known_bugs.NUL_CHARACTER, ValueError, condition=ON_POSTGRESQL)
+def test_a_nul_character_from_a_json_escape(campaign):
+    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "source": "a\\u0000b"}'))
+
+
+@_xfail(known_bugs.NUL_CHARACTER, ValueError, condition=ON_POSTGRESQL)
+def test_a_nul_character_past_the_sniffed_head_of_a_tsv(campaign):
+    rows = "".join(f"loans\tsubject {i}\tr\to\n" for i in range(400))  # past the 8 KiB checked for NUL
+    _refused_or_kept_within_limits(campaign, _tsv(HEADER + rows + "loans\tx\x00y\tr\to\n"))
+
+
+@_xfail(known_bugs.LONE_SURROGATE, UnicodeEncodeError)
+def test_a_json_lone_surrogate_escape(campaign):
+    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "source": "a\\ud800"}'))
+
+
+@_xfail(known_bugs.JSON_NUMBER_OVERFLOW, OverflowError)
+def test_a_json_confidence_past_float_range(campaign):
+    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "confidence": 1' + b"0" * 400 + b"}"))
+
+
+@_xfail(known_bugs.JSON_INT_DIGITS, ValueError)
+def test_a_json_integer_over_4300_digits(campaign):
+    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "n": ' + b"9" * 4301 + b"}"))
+
+
+@_xfail(known_bugs.JSON_DEEP_NESTING, RecursionError)
+def test_deeply_nested_json(campaign):
+    nested = b"[" * 100_000 + b"]" * 100_000
+    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "x": ' + nested + b"}"))
+
+
+@_xfail(known_bugs.TOPICS_CSV_ERROR, csv.Error)
+@pytest.mark.parametrize(
+    "topics_text",
+    [b"key\tdescription\nloans\tpaying\rfor college\n", b"key\tdescription\nloans\t" + b"x" * 140_000 + b"\n"],
+    ids=["bare-cr", "huge-field"],
+)
+def test_an_unreadable_topics_row(campaign, topics_text):
+    topics = ProposedFile("topics.tsv", "auto", "topics", topics_text, ())
+    _refused_or_kept_within_limits(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=topics)
+
+
+@_xfail(known_bugs.LONG_PROPOSITION, OperationalError, condition=ON_POSTGRESQL)
+def test_a_proposition_over_the_index_row_limit(campaign):
+    subject = "".join(random.Random(7).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=3000))
+    _refused_or_kept_within_limits(campaign, _tsv(HEADER + f"loans\t{subject}\tr\to\n"))
