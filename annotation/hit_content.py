@@ -4,10 +4,19 @@ MTurk loads the page for every preview and every accepted assignment, so the pag
 cheap (benchmarks/hit_page_bench.py). A task's content is fixed when its batch is built;
 only the campaign's wording or a proposition's text can be edited afterwards, and such an
 edit reaches the pages within CACHE_SECONDS.
+
+Entries live in the Django cache and, in front of it, in a `ProcessCache` of each process,
+which spares the request unpickling them. An entry keeps the expiry it was built with in
+both layers, so neither serves it longer than CACHE_SECONDS after it was read. Clearing the
+Django cache does not reach copies a process already holds: `ProcessCache.clear_all()`
+forgets those (tests do both).
 """
 
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 from uuid import UUID
 
 from django.core.cache import cache
@@ -36,32 +45,77 @@ class HitContent:
     question: str
     statements: tuple[Statement, ...]  # in display order
     hit_pk: int | None  # the published HIT, when there was one at caching time
+    expires_at: float = 0.0  # time.time() when this copy, and pages made from it, are due to be read again
 
     @property
     def item_ids(self) -> list[int]:
         return [statement.id for statement in self.statements]
 
 
+class ProcessCache:
+    """A dict of (expires_at, value) in this process, in front of the Django cache."""
+
+    # Version 1 of these keys held bare values; a shared cache may still hold some.
+    VERSION = 2
+    _instances: ClassVar[list["ProcessCache"]] = []
+
+    def __init__(self, max_entries: int = 2000):
+        self.max_entries = max_entries
+        self._entries: dict[str, tuple[float, Any]] = {}
+        # gunicorn's gthread workers serve requests on several threads: eviction walks the
+        # dict while others may add to it.
+        self._lock = threading.Lock()
+        ProcessCache._instances.append(self)
+
+    @classmethod
+    def clear_all(cls) -> None:
+        for instance in cls._instances:
+            instance._entries.clear()
+
+    def get(self, key: str, build: Callable[[], tuple[float, Any] | None]) -> Any:
+        """The value under `key`. Else `build()` gives (expires_at, value), which both layers
+        keep until expires_at; when it gives None, nothing is kept and None is returned."""
+        now = time.time()
+        entry = self._entries.get(key)
+        if entry is None or entry[0] <= now:
+            entry = cache.get(key, version=self.VERSION)
+            if entry is None or entry[0] <= now:
+                entry = build()
+                if entry is None:
+                    return None
+                cache.set(key, entry, max(1, round(entry[0] - now)), version=self.VERSION)
+            self._keep(key, entry, now)
+        return entry[1]
+
+    def _keep(self, key: str, entry: tuple[float, Any], now: float) -> None:
+        with self._lock:
+            if len(self._entries) >= self.max_entries:
+                for old_key, (expires_at, _) in list(self._entries.items()):
+                    if expires_at <= now:
+                        self._entries.pop(old_key, None)
+                if len(self._entries) >= self.max_entries:
+                    self._entries.clear()
+            self._entries[key] = entry
+
+
+_contents = ProcessCache()
+
+
 def hit_content_get(task_uuid: UUID) -> HitContent | None:
     """The content of task `task_uuid`, or None when there is no such task."""
-    key = f"annotation:hit-content:{task_uuid}"
-    content = cache.get(key)
-    if content is None:
-        content = _hit_content_read(task_uuid)
-        if content is not None:
-            seconds = CACHE_SECONDS if content.hit_pk is not None else UNPUBLISHED_CACHE_SECONDS
-            cache.set(key, content, seconds)
-    return content
+    return _contents.get(f"annotation:hit-content:{task_uuid}", lambda: _hit_content_read(task_uuid))
 
 
-def _hit_content_read(task_uuid: UUID) -> HitContent | None:
+def _hit_content_read(task_uuid: UUID) -> tuple[float, HitContent] | None:
     task = Task.objects.select_related("batch__topic__campaign").filter(uuid=task_uuid).first()
     if task is None:
         return None
     topic = task.batch.topic
     campaign = topic.campaign
     items = TaskItem.objects.filter(task=task).select_related("proposition").order_by("position")
-    return HitContent(
+    hit_pk = HIT.objects.filter(task=task).values_list("pk", flat=True).first()
+    expires_at = time.time() + (CACHE_SECONDS if hit_pk is not None else UNPUBLISHED_CACHE_SECONDS)
+    content = HitContent(
         task_id=task.pk,
         uuid=task.uuid,
         kind=task.kind,
@@ -71,5 +125,7 @@ def _hit_content_read(task_uuid: UUID) -> HitContent | None:
         assignment_duration_seconds=campaign.assignment_duration_seconds,
         question=campaign.question_for(topic),
         statements=tuple(Statement(item.proposition_id, item.proposition.text) for item in items),
-        hit_pk=HIT.objects.filter(task=task).values_list("pk", flat=True).first(),
+        hit_pk=hit_pk,
+        expires_at=expires_at,
     )
+    return expires_at, content

@@ -8,24 +8,29 @@ cost more than the rest of the request (benchmarks/hit_page_bench.py).
 """
 
 import html
+import time
 from collections.abc import Callable, Iterable
 
-from django.core.cache import cache
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from annotation.hit_content import CACHE_SECONDS
+from annotation.hit_content import CACHE_SECONDS, ProcessCache
 
 SLOT = mark_safe("<!--slot-->")  # the template writes {{ slot }} where per-request HTML goes
 
+_shells = ProcessCache()
 
-def shell_get(*, key: str, template: str, context: Callable[[], dict]) -> list[str]:
-    """`template` rendered with `slot` marks, split at them: cached under `key`."""
-    shell = cache.get(key)
-    if shell is None:
+
+def shell_get(*, key: str, template: str, context: Callable[[], dict], expires_at: float | None = None) -> list[str]:
+    """`template` rendered with `slot` marks, split at them: cached under `key` until
+    `expires_at` (a time.time()), else for CACHE_SECONDS. A page made from a HitContent
+    expires with it, so an edit reaches the page as soon as it reaches the content."""
+
+    def render() -> tuple[float, list[str]]:
         shell = render_to_string(template, {**context(), "slot": SLOT}).split(SLOT)
-        cache.set(key, shell, CACHE_SECONDS)
-    return shell
+        return (time.time() + CACHE_SECONDS if expires_at is None else expires_at), shell
+
+    return _shells.get(key, render)
 
 
 def shell_fill(shell: list[str], slots: Iterable[SafeString]) -> str:

@@ -8,14 +8,21 @@ stored.
 
 Eligibility (blocked, excluded, already answered) is checked when the page is rendered:
 only then is a submit token issued, so work in progress is never turned away here.
+
+On PostgreSQL one statement finds or inserts the worker and inserts the assignment and its
+labels; a single statement is a transaction of its own (or part of the caller's), and
+every further round trip to the server cost more than the rest of the request
+(benchmarks/hit_page_bench.py). Other databases take the same steps through the ORM in
+`transaction.atomic`.
 """
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from annotation.answers import Answer, answer_parse
@@ -37,6 +44,12 @@ class Submission:
     created: bool  # False when this answer was already stored
 
 
+@dataclass(frozen=True)
+class _Labels:
+    model: type[models.Model]
+    columns: dict[str, list[int]]  # attname -> one value per label, besides assignment and worker
+
+
 def answer_submit(
     *,
     content: HitContent,
@@ -53,42 +66,10 @@ def answer_submit(
     """
     worker_ids_check(assignment_id=assignment_id, worker_id=worker_external_id)
     answer = answer_parse(kind=content.kind, item_ids=content.item_ids, fields=fields)
-    try:
-        # Insert first and let the unique constraint on (assignment_id, worker) catch a
-        # repeat: the usual first submission then costs no extra read.
-        with transaction.atomic():
-            worker, _ = Worker.objects.get_or_create(channel=content.channel, external_id=worker_external_id)
-            assignment = _assignment_create(
-                content=content,
-                worker=worker,
-                assignment_id=assignment_id,
-                answer=answer,
-                accepted_at=accepted_at,
-                time_on_task_ms=time_on_task_ms,
-            )
-    except IntegrityError:
-        stored = Assignment.objects.filter(
-            assignment_id=assignment_id, worker__channel=content.channel, worker__external_id=worker_external_id
-        ).first()
-        if stored is None:
-            raise
-        return _repeat_check(stored=stored, content=content, answer=answer)
-    return Submission(assignment=assignment, answer=answer, created=True)
-
-
-def _assignment_create(
-    *,
-    content: HitContent,
-    worker: Worker,
-    assignment_id: str,
-    answer: Answer,
-    accepted_at: datetime | None,
-    time_on_task_ms: int | None,
-) -> Assignment:
-    assignment = Assignment.objects.create(
+    worker = Worker(channel=content.channel, external_id=worker_external_id)
+    assignment = Assignment(
         task_id=content.task_id,
         hit_id=content.hit_pk,
-        worker=worker,
         assignment_id=assignment_id,
         verification=Assignment.Verification.PENDING,
         answer={**answer.as_json(), "fields": dict(answer.fields())},
@@ -97,17 +78,136 @@ def _assignment_create(
         submitted_at=timezone.now(),
         time_on_task_ms=None if time_on_task_ms is None else max(0, min(time_on_task_ms, MAX_TIME_ON_TASK_MS)),
     )
-    if content.kind == Batch.Kind.LIKERT:
-        LikertLabel.objects.bulk_create(
-            LikertLabel(assignment=assignment, worker=worker, proposition_id=pid, score=score)
-            for pid, score in answer.ratings
+    insert = _insert_in_one_statement if connection.vendor == "postgresql" else _insert_in_transaction
+    stored = insert(worker=worker, assignment=assignment, labels=_labels(content.kind, answer))
+    if stored is None:
+        return Submission(assignment=assignment, answer=answer, created=True)
+    return _repeat_check(stored=stored, content=content, answer=answer)
+
+
+def _labels(kind: str, answer: Answer) -> _Labels:
+    if kind == Batch.Kind.LIKERT:
+        return _Labels(
+            LikertLabel,
+            {"proposition_id": [pid for pid, _ in answer.ratings], "score": [score for _, score in answer.ratings]},
         )
-    else:
-        Comparison.objects.bulk_create(
-            Comparison(assignment=assignment, worker=worker, winner_id=winner, loser_id=loser)
-            for winner, loser in answer.pairs()
+    pairs = answer.pairs()
+    return _Labels(Comparison, {"winner_id": [win for win, _ in pairs], "loser_id": [lose for _, lose in pairs]})
+
+
+def _insert_in_transaction(*, worker: Worker, assignment: Assignment, labels: _Labels) -> Assignment | None:
+    """Insert `assignment` (and its worker when new) with its labels; when this worker's
+    assignment id is stored already, write nothing and return the stored assignment.
+
+    Insert first and let the unique constraint on (assignment_id, worker) catch a repeat:
+    the usual first submission then costs no extra read.
+    """
+    try:
+        with transaction.atomic():
+            assignment.worker, _ = Worker.objects.get_or_create(channel=worker.channel, external_id=worker.external_id)
+            assignment.save(force_insert=True)
+            labels.model.objects.bulk_create(
+                labels.model(assignment=assignment, worker_id=assignment.worker_id, **columns)
+                for columns in _label_rows(labels)
+            )
+    except IntegrityError:
+        stored = _stored(worker=worker, assignment_id=assignment.assignment_id)
+        if stored is None:
+            raise
+        return stored
+    return None
+
+
+def _label_rows(labels: _Labels) -> list[dict[str, int]]:
+    return [dict(zip(labels.columns, row, strict=True)) for row in zip(*labels.columns.values(), strict=True)]
+
+
+def _insert_in_one_statement(*, worker: Worker, assignment: Assignment, labels: _Labels) -> Assignment | None:
+    """_insert_in_transaction as one PostgreSQL statement (_one_statement_sql)."""
+    params = [
+        worker.channel,
+        worker.external_id,
+        *_db_values(worker, _insert_fields(Worker)),
+        *_db_values(assignment, _insert_fields(Assignment, skip="worker_id")),
+        *labels.columns.values(),
+    ]
+    sql = _one_statement_sql(labels.model, tuple(labels.columns))
+    # A row that a concurrent submission inserted is invisible to the snapshot of the
+    # statement that waited for it (the worker then comes back NULL); the next statement
+    # sees it.
+    for _ in range(2):
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            worker_pk, assignment_pk = cursor.fetchone()
+        if assignment_pk is not None:
+            assignment.pk, assignment.worker_id = assignment_pk, worker_pk
+            assignment._state.adding, assignment._state.db = False, connection.alias
+            return None
+        if worker_pk is not None:
+            stored = _stored(worker=worker, assignment_id=assignment.assignment_id)
+            if stored is not None:
+                return stored
+    raise IntegrityError(f"assignment {assignment.assignment_id} of {worker.external_id} neither stored nor found")
+
+
+def _stored(*, worker: Worker, assignment_id: str) -> Assignment | None:
+    return Assignment.objects.filter(
+        assignment_id=assignment_id, worker__channel=worker.channel, worker__external_id=worker.external_id
+    ).first()
+
+
+def _insert_fields(model: type[models.Model], *, skip: str = "") -> list[models.Field]:
+    return [field for field in model._meta.concrete_fields if not field.primary_key and field.attname != skip]
+
+
+def _db_values(instance: models.Model, fields: list[models.Field]) -> list:
+    """What the ORM would insert for `instance`: defaults, auto_now_add, database types."""
+    return [field.get_db_prep_save(field.pre_save(instance, add=True), connection) for field in fields]
+
+
+@functools.cache
+def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str, ...]) -> str:
+    """Find the worker or insert them; insert the assignment unless this worker's assignment
+    id is stored already; insert its labels from one array per column. Returns one row:
+    (worker id, assignment id), the assignment id NULL when nothing was inserted, the worker
+    id NULL when a concurrent statement inserted the worker first. Values are cast to their
+    columns' types, which INSERT ... SELECT does not infer."""
+    quote = connection.ops.quote_name
+    by_attname = {field.attname: field for field in _insert_fields(label_model)}
+    if set(by_attname) - {"assignment_id", "worker_id"} != set(label_columns):
+        raise TypeError(f"{label_model.__name__} labels need the columns {sorted(by_attname)}")
+    worker_fields, assignment_fields = _insert_fields(Worker), _insert_fields(Assignment, skip="worker_id")
+    label_fields = [by_attname[column] for column in label_columns]
+
+    def names(fields):
+        return ", ".join(quote(field.column) for field in fields)
+
+    def casts(fields, suffix=""):
+        return ", ".join(f"CAST(%s AS {field.cast_db_type(connection)}{suffix})" for field in fields)
+
+    return f"""
+        WITH known AS (
+            SELECT id FROM {quote(Worker._meta.db_table)} WHERE channel = %s AND external_id = %s
+        ), inserted AS (
+            INSERT INTO {quote(Worker._meta.db_table)} ({names(worker_fields)})
+            SELECT {casts(worker_fields)} WHERE NOT EXISTS (SELECT FROM known)
+            ON CONFLICT ON CONSTRAINT worker_unique_external_id DO NOTHING
+            RETURNING id
+        ), worker AS (
+            SELECT id FROM known UNION ALL SELECT id FROM inserted
+        ), assignment AS (
+            INSERT INTO {quote(Assignment._meta.db_table)} ({names(assignment_fields)}, worker_id)
+            SELECT {casts(assignment_fields)}, worker.id FROM worker
+            ON CONFLICT ON CONSTRAINT assignment_unique_worker DO NOTHING
+            RETURNING id, worker_id
+        ), labels AS (
+            INSERT INTO {quote(label_model._meta.db_table)} (assignment_id, worker_id, {names(label_fields)})
+            SELECT assignment.id, assignment.worker_id, {", ".join(f"item.{quote(f.column)}" for f in label_fields)}
+            FROM assignment, unnest({casts(label_fields, "[]")}) WITH ORDINALITY AS item({names(label_fields)}, n)
+            ORDER BY item.n
         )
-    return assignment
+        SELECT (SELECT id FROM worker), (SELECT id FROM assignment)
+    """
 
 
 def _repeat_check(*, stored: Assignment, content: HitContent, answer: Answer) -> Submission:

@@ -84,6 +84,7 @@ def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> Http
             "initial_order": ",".join(str(pid) for pid in content.item_ids),
             "submit_url": reverse("hit:submit", args=[content.uuid]),
         },
+        expires_at=content.expires_at,
     )
     hidden = hidden_inputs(
         [

@@ -2,24 +2,35 @@
 
     .venv/bin/python benchmarks/hit_page_bench.py [--requests 1000]
 
-Django's test client (the whole middleware stack, no network) against its own test database:
-PostgreSQL when DATABASE_URL is set (`make bench` starts one), else SQLite. The database is
-created and dropped here. The five kinds of request are interleaved, so slow moments of the
-machine hit all of them alike. Targets (issue 9): the page within 3x the trivial view's
-median, a submission (one transaction: assignment plus its labels) within 10x.
+Runs twice, each in a child process on a fresh, migrated database: an SQLite file, then
+PostgreSQL (on the server of DATABASE_URL when it names one, as under `make bench`; else on
+a throw-away server from tests/services.py). The children run with production's settings
+(SALIENCE_ENV=production, config/settings.py; the connection settings are printed) and
+HTTPS requests. Django's test client drives the whole middleware stack, without a network;
+around each request the benchmark does what a WSGI server's request signals do
+(close_old_connections), which the test client leaves out, so opening, keeping and
+health-checking connections cost what they cost in production. The five kinds of request are
+interleaved, so slow moments of the machine hit all of them alike. Targets (issue 9): the
+page within 3x the trivial view's median, a submission (one transaction: assignment plus
+its labels) within 10x.
 """
 
 import argparse
 import os
+import secrets
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import types
 import warnings
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlencode
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 # WhiteNoise notes the missing collectstatic folder; static files play no part here.
 warnings.filterwarnings("ignore", message="No directory at")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -28,7 +39,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.db import connection  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import close_old_connections, connection  # noqa: E402
 from django.http import HttpResponse  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import setup_test_environment, teardown_test_environment  # noqa: E402
@@ -77,7 +90,9 @@ def answer(task: Task) -> dict[str, str]:
 
 def timed(call) -> float:
     start = time.perf_counter()
+    close_old_connections()  # request_started
     response = call()
+    close_old_connections()  # request_finished
     elapsed = time.perf_counter() - start
     if response.status_code != 200:
         raise SystemExit(f"unexpected {response.status_code}: {response.content[:300]!r}")
@@ -95,16 +110,21 @@ def run(requests: int, warmup: int) -> dict[str, list[float]]:
 
     for i in range(warmup + requests):
         worker, record = f"W{i:07d}", i >= warmup
-        times = {"trivial": timed(lambda: client.get("/trivial/"))}
+        # Each worker from an address of their own, over HTTPS, as on MTurk (the rate limits
+        # count per address, config/security.py).
+        https = {"secure": True, "REMOTE_ADDR": f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"}
+        times = {"trivial": timed(lambda: client.get("/trivial/", **https))}
         for kind, task in tasks.items():
             assignment = f"A{kind[0]}{i:07d}"
             query = {"assignmentId": assignment, "hitId": "HIT", "workerId": worker, "turkSubmitTo": TURK_SUBMIT_TO}
-            times[f"{kind} page"] = timed(lambda: client.get(f"/hit/{task.uuid}/", query))
+            # Browsers send the query string and post forms url-encoded (the test client
+            # would encode a dict inside the timing, and post it multipart).
+            page_url = f"/hit/{task.uuid}/?{urlencode(query)}"
+            times[f"{kind} page"] = timed(lambda: client.get(page_url, **https))
             token = submit_token_make(task_uuid=task.uuid, assignment_id=assignment, worker_id=worker)
-            form = {**query, "token": token, "elapsed_ms": "30000", **answers[kind]}
-            # Browsers post forms url-encoded (the test client's default is multipart).
-            body = urlencode(form)
-            times[f"{kind} submit"] = timed(lambda: client.post(f"/hit/{task.uuid}/submit/", body, content_type=FORM))
+            body = urlencode({**query, "token": token, "elapsed_ms": "30000", **answers[kind]})
+            submit_url = f"/hit/{task.uuid}/submit/"
+            times[f"{kind} submit"] = timed(lambda: client.post(submit_url, body, content_type=FORM, **https))
         if record:
             for name, value in times.items():
                 samples[name].append(value)
@@ -114,8 +134,12 @@ def run(requests: int, warmup: int) -> dict[str, list[float]]:
 
 
 def report(samples: dict[str, list[float]], requests: int) -> bool:
-    database = connection.vendor + (" (in-memory test database)" if connection.vendor == "sqlite" else "")
-    print(f"HIT page benchmark: Django test client, {database}, {requests} requests each, interleaved")
+    database = connection.settings_dict
+    print(f"HIT page benchmark: Django test client, {connection.vendor}, {requests} requests each, interleaved")
+    print(
+        f"settings: SALIENCE_ENV={settings.SALIENCE_ENV}, DEBUG={settings.DEBUG}, "
+        f"CONN_MAX_AGE={database['CONN_MAX_AGE']}, CONN_HEALTH_CHECKS={database['CONN_HEALTH_CHECKS']}"
+    )
     print(f"{'':<20}{'median ms':>10}{'p99 ms':>10}{'median ×':>10}{'p99 ×':>8}   target")
     base_median = statistics.median(samples["trivial"])
     base_p99 = _p99(samples["trivial"])
@@ -130,6 +154,7 @@ def report(samples: dict[str, list[float]], requests: int) -> bool:
             met &= ok
             verdict = f"≤ {target:g}×  {'met' if ok else 'MISSED'}"
         print(f"{name:<20}{median:>10.3f}{p99:>10.3f}{ratio:>9.2f}×{p99 / base_p99:>7.2f}×   {verdict}")
+    print("targets met" if met else "a target was missed (figures above)")
     return met
 
 
@@ -137,22 +162,47 @@ def _p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[98]
 
 
+def measure(requests: int, warmup: int) -> None:
+    """On the empty database DATABASE_URL names: runs in a child process."""
+    call_command("migrate", verbosity=0)
+    setup_test_environment(debug=False)  # as in production: no query log (None keeps DEBUG)
+    try:
+        with override_settings(ROOT_URLCONF=URLCONF):
+            samples = run(requests, warmup)
+    finally:
+        teardown_test_environment()
+    report(samples, requests)
+
+
+def child_run(database_url: str, args: argparse.Namespace) -> None:
+    production = {"SALIENCE_ENV": "production", "SECRET_KEY": secrets.token_urlsafe(50), "MTURK_ENVIRONMENT": "sandbox"}
+    env = dict(os.environ, DATABASE_URL=database_url, **production)
+    env.pop("CELERY_BROKER_URL", None)
+    command = [sys.executable, __file__, "--child", "--requests", str(args.requests), "--warmup", str(args.warmup)]
+    subprocess.run(command, env=env, check=True, cwd=ROOT)
+    print(flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--child", action="store_true", help="measure the database DATABASE_URL names, only")
     args = parser.parse_args()
+    if args.child:
+        measure(args.requests, args.warmup)
+        return 0
+    from tests.services import fresh_database, postgres
 
-    setup_test_environment(debug=False)  # as in production: no query log (None keeps DEBUG)
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
-        with override_settings(ROOT_URLCONF=URLCONF):
-            samples = run(args.requests, args.warmup)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-        teardown_test_environment()
-    met = report(samples, args.requests)
-    print("targets met" if met else "a target was missed (figures above)")
+    with ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="salience-bench-")))
+        os.chmod(workdir, 0o755)
+        child_run(f"sqlite:///{workdir / 'hit_page_bench.sqlite3'}", args)
+        server_url = os.environ.get("DATABASE_URL", "")
+        if not server_url.startswith("postgres"):
+            (workdir / "pg").mkdir()
+            server_url = stack.enter_context(postgres(workdir / "pg"))
+        child_run(fresh_database(server_url, "hit_page_bench"), args)
     return 0
 
 

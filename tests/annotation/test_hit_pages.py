@@ -1,16 +1,19 @@
 """HIT page and submit views through Django's test client: states, headers, responses."""
 
 import re
+import time
 from html import unescape
 from urllib.parse import urlencode
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.hit_params import PREVIEW_ASSIGNMENT_ID
+from annotation.hit_access import hit_access_check
+from annotation.hit_content import CACHE_SECONDS, ProcessCache, hit_content_get
+from annotation.hit_params import PREVIEW_ASSIGNMENT_ID, HitParams
 from annotation.models import Batch
 from annotation.tokens import submit_token_make
 from crowd.models import Assignment, LikertLabel, Worker, WorkerQuality
@@ -18,6 +21,7 @@ from tests.factories import (
     AssignmentFactory,
     BatchFactory,
     CampaignFactory,
+    HITFactory,
     PropositionFactory,
     TaskFactory,
     TopicFactory,
@@ -30,7 +34,9 @@ MTURK = "https://workersandbox.mturk.com"
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    cache.clear()  # HIT content and page fragments are cached per task uuid
+    # HIT content and page fragments are cached per task uuid, in this process and in Django's cache.
+    cache.clear()
+    ProcessCache.clear_all()
 
 
 @pytest.fixture
@@ -208,14 +214,89 @@ def test_a_cached_page_costs_one_query(client, likert_task, django_assert_num_qu
         assert _page(client, likert_task).status_code == 200
     with django_assert_num_queries(1):  # the worker's state only
         assert _page(client, likert_task, assignment="ASG2").status_code == 200
+    ProcessCache.clear_all()  # as in another process: Django's cache still has the page
+    with django_assert_num_queries(1):
+        assert _page(client, likert_task, assignment="ASG3").status_code == 200
 
 
-def test_a_new_workers_submission_is_four_statements_in_one_transaction(client, likert_task):
+def _page_text(client, task, **params) -> str:
+    return unescape(_page(client, task, **params).content.decode())
+
+
+def test_an_edit_reaches_every_page_within_cache_seconds(client, likert_task, monkeypatch):
+    HITFactory(task=likert_task)
+    proposition = likert_task.ordered_propositions()[0]
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)
+    assert proposition.text in _page_text(client, likert_task)
+    now += CACHE_SECONDS - 100
+    assert proposition.text in _page_text(client, likert_task, assignment=PREVIEW_ASSIGNMENT_ID)
+    proposition.subject = "Edited subject"
+    proposition.save(update_fields=["subject"])
+    edited = type(proposition).objects.get(pk=proposition.pk).text
+    now += 99
+    assert edited not in _page_text(client, likert_task, assignment=PREVIEW_ASSIGNMENT_ID)  # cached, as documented
+    now += 2  # CACHE_SECONDS after the content was read: the preview page, cached later, expires with it
+    for assignment in (PREVIEW_ASSIGNMENT_ID, "ASG2"):
+        assert edited in _page_text(client, likert_task, assignment=assignment)
+
+
+def test_a_new_workers_submission_is_one_transaction(client, likert_task):
     page, ratings = _page(client, likert_task), _ratings(likert_task)
     with CaptureQueriesContext(connection) as queries:
         assert _submit(client, likert_task, ratings, page=page).status_code == 200
     statements = [q["sql"].split()[0] for q in queries if "SAVEPOINT" not in q["sql"]]
-    assert statements == ["SELECT", "INSERT", "INSERT", "INSERT"]  # worker get_or_create, assignment, labels
+    if connection.vendor == "postgresql":
+        assert statements == ["WITH"]  # worker, assignment and labels in one statement
+    else:
+        assert statements == ["SELECT", "INSERT", "INSERT", "INSERT"]  # worker get_or_create, assignment, labels
+    worker = Worker.objects.get(external_id="WORKER1")
+    assert Assignment.objects.get().worker == worker
+    assert list(LikertLabel.objects.order_by("id").values_list("proposition_id", "worker_id")) == [
+        (pid, worker.pk) for pid in _ids(likert_task)
+    ]
+
+
+def test_a_returning_workers_submission_and_its_repeat_are_one_statement_each(client, likert_task):
+    if connection.vendor != "postgresql":
+        pytest.skip("the one-statement submission is PostgreSQL's (make test)")
+    WorkerFactory(external_id="WORKER1")
+    page, ratings = _page(client, likert_task), _ratings(likert_task)
+    for expected in (["WITH"], ["WITH", "SELECT"]):  # the repeat: nothing inserted, the stored answer read
+        with CaptureQueriesContext(connection) as queries:
+            assert _submit(client, likert_task, ratings, page=page).status_code == 200
+        assert [q["sql"].split()[0] for q in queries] == expected
+    assert Worker.objects.count() == 1 and Assignment.objects.count() == 1 and LikertLabel.objects.count() == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_state_query_is_prepared_once_per_connection(client, likert_task):
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's (make test)")
+
+    def page_statements(assignment):
+        with CaptureQueriesContext(connection) as queries:
+            assert _page(client, likert_task, assignment=assignment).status_code == 200
+        return [q["sql"].split()[0] for q in queries]
+
+    WorkerFactory(external_id="WORKER1")
+    _page(client, likert_task, assignment="WARM")  # caches the content
+    connection.close()
+    assert page_statements("ASG1") == ["PREPARE"]  # PREPARE ...; EXECUTE ...: one round trip
+    assert page_statements("ASG2") == ["EXECUTE"]
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")  # as a pooler sharing sessions would
+    params = HitParams(assignment_id="ASG3", worker_id="WORKER1")
+    with pytest.raises(DatabaseError):  # the page answers 503, "try again"
+        hit_access_check(content=hit_content_get(likert_task.uuid), params=params)
+    assert page_statements("ASG4") == ["PREPARE"]  # under a new name: the old one may linger
+    connection.close()
+    assert page_statements("ASG5") == ["PREPARE"]
+    connection.settings_dict["DISABLE_SERVER_SIDE_CURSORS"] = True  # Django's switch for such poolers
+    try:
+        assert page_statements("ASG6") == ["SELECT"]
+    finally:
+        connection.settings_dict.pop("DISABLE_SERVER_SIDE_CURSORS")
 
 
 # --- headers ------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
 from annotation.answers import InvalidAnswer, answer_parse
-from annotation.hit_content import hit_content_get
+from annotation.hit_content import ProcessCache, hit_content_get
 from annotation.models import Batch
 from annotation.submission import answer_submit, time_on_task
 from config.errors import ApplicationError, Conflict
@@ -20,7 +20,9 @@ from tests.factories import BatchFactory, HITFactory, PropositionFactory, TaskFa
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    cache.clear()  # HIT content is cached per task uuid
+    # HIT content is cached per task uuid, in this process and in Django's cache.
+    cache.clear()
+    ProcessCache.clear_all()
 
 
 def _task(kind=Batch.Kind.LIKERT, n=5):
@@ -298,3 +300,67 @@ def test_concurrent_identical_submissions_store_one_assignment():
     assert sum(result.created for result in results) == 1
     assert len({result.assignment.pk for result in results}) == 1
     assert Assignment.objects.count() == 1 and LikertLabel.objects.count() == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_first_submissions_of_a_new_worker_make_one_worker():
+    if connection.vendor != "postgresql":
+        pytest.skip("needs a database with concurrent writers (PostgreSQL: make test)")
+    task = _task()
+    fields = _ratings(task)
+    results, errors = [], []
+    barrier = threading.Barrier(8)
+
+    def submit(number):
+        try:
+            barrier.wait()
+            results.append(_submit(task, fields, assignment_id=f"ASG{number}"))
+        except Exception as error:  # noqa: BLE001 — reported below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit, args=(number,)) for number in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert all(result.created for result in results) and len(results) == 8
+    worker = Worker.objects.get()
+    assert {result.assignment.worker_id for result in results} == {worker.pk}
+    assert Assignment.objects.filter(worker=worker).count() == 8 and LikertLabel.objects.count() == 40
+
+
+@pytest.mark.django_db
+def test_a_submission_inside_the_callers_transaction_is_part_of_it():
+    # Assignment sync stores MTurk's copy of an answer inside its own transaction.
+    task = _task()
+    with transaction.atomic():
+        first = _submit(task, _ratings(task))
+        again = _submit(task, _ratings(task))
+        assert first.created and not again.created and again.assignment.pk == first.assignment.pk
+        transaction.set_rollback(True)
+    assert _nothing_written() and not Worker.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_deleted_after_its_page_was_shown_writes_nothing():
+    task = _task()
+    content, fields = hit_content_get(task.uuid), _ratings(task)
+    task.delete()
+    with pytest.raises(IntegrityError):
+        answer_submit(content=content, assignment_id="ASG1", worker_external_id="WORKER1", fields=fields)
+    assert _nothing_written() and not Worker.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_created_assignment_is_the_stored_one():
+    task = _task()
+    result = _submit(task, _ratings(task), time_on_task_ms=5_000)
+    stored = Assignment.objects.get()
+    assert (result.assignment.pk, result.assignment.worker_id) == (stored.pk, stored.worker_id)
+    assert result.assignment.answer == stored.answer and result.assignment.submitted_at == stored.submitted_at
+    assert stored.status == Assignment.Status.SUBMITTED and stored.reject_reason == "" and stored.reviewed_at is None
+    result.assignment.save(update_fields=["verification"])  # as assignment sync does
+    assert Assignment.objects.count() == 1
