@@ -103,6 +103,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # database restart, instead of failing the request that finds it.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60 if PRODUCTION else 0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
+# Behind a pooler in transaction mode (PgBouncer): no server-side cursors, no prepared statements.
+if env.bool("DISABLE_SERVER_SIDE_CURSORS", default=False):
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Caches: page content per process; rate-limit counters shared by every web worker -----
@@ -215,6 +218,8 @@ SPECTACULAR_SETTINGS = {
         "MarketplaceEnvironmentEnum": "annotation.models.Campaign.Environment",
         "ParticipantLinkKindEnum": "crowd.models.ParticipantLink.Kind",
     },
+    # The default enum hook first; then every operation's error responses (config/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "config.schema.error_responses"],
 }
 
 # --- Security ---------------------------------------------------------------------------
