@@ -22,6 +22,7 @@ import csv
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -89,11 +90,24 @@ def parse_confidence(value, line: int) -> tuple[float | None, Problem | None]:
         return None, Problem(line, f"expected a number between 0 and 1, got {value!r}", "confidence")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        return None, Problem(line, f"expected a number between 0 and 1, got {str(value)[:40]!r}", "confidence")
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer past 1e308
+        return None, Problem(line, f"expected a number between 0 and 1, got {_shown(value, quoted=True)}", "confidence")
     if math.isnan(number) or not 0.0 <= number <= 1.0:
-        return None, Problem(line, f"expected a number between 0 and 1, got {value}", "confidence")
+        return None, Problem(line, f"expected a number between 0 and 1, got {_shown(value, quoted=False)}", "confidence")
     return number, None
+
+
+def _shown(value, *, quoted: bool) -> str:
+    """A value as a problem quotes it: at most 40 characters; a JSON array or object by its kind."""
+    if isinstance(value, (list, dict)):
+        return _json_kind(value)
+    text = str(value)
+    text = text[:40] + "…" if len(text) > 40 else text
+    return repr(text) if quoted else text
+
+
+def _json_kind(value: list | dict) -> str:
+    return "a JSON array" if isinstance(value, list) else "a JSON object"
 
 
 def _text(value) -> str:
@@ -102,8 +116,11 @@ def _text(value) -> str:
 
 def _row_from_mapping(record: dict, line: int) -> Row | list[Problem]:
     problems = []
-    for column in REQUIRED_COLUMNS:
-        if not _text(record.get(column)):
+    for column in (*REQUIRED_COLUMNS, "source", "id"):
+        value = record.get(column)
+        if isinstance(value, (list, dict)):  # JSON Lines only; str() of a deeply nested one may not even return
+            problems.append(Problem(line, f"expected text, got {_json_kind(value)}", column))
+        elif column in REQUIRED_COLUMNS and not _text(value):
             problems.append(Problem(line, "required field is empty", column))
     confidence, problem = parse_confidence(record.get("confidence"), line)
     if problem:
@@ -130,7 +147,7 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
         yield Problem(None, "the file is empty; expected a header row with topic, subject, relation, object")
         return
     except csv.Error as error:
-        yield Problem(1, f"unreadable header: {error}")
+        yield Problem(1, f"unreadable header: {_csv_reason(error)}")
         return
     columns = [name.strip().lower().lstrip("\ufeff") for name in header]
     missing = [name for name in REQUIRED_COLUMNS if name not in columns]
@@ -149,7 +166,7 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
         except StopIteration:
             return
         except csv.Error as error:
-            yield Problem(reader.line_num, f"unreadable row: {error}")
+            yield Problem(reader.line_num, f"unreadable row: {_csv_reason(error)}")
             continue
         line = reader.line_num
         if not any(value.strip() for value in values):
@@ -161,6 +178,13 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
         yield from (result if isinstance(result, list) else [result])
 
 
+def _csv_reason(error: csv.Error) -> str:
+    """csv's message, without its advice to programmers about newline=''."""
+    if "new-line character seen in unquoted field" in str(error):
+        return "a carriage return (CR) not followed by a line feed, outside quotes; lines end with LF or CRLF"
+    return str(error)
+
+
 def read_jsonl(lines: Iterable[str]) -> Iterator[Row | Problem]:
     for line_number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -169,6 +193,12 @@ def read_jsonl(lines: Iterable[str]) -> Iterator[Row | Problem]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             yield Problem(line_number, f"invalid JSON: {error.msg} at column {error.colno}")
+            continue
+        except ValueError:  # int() of a JSON number past sys.get_int_max_str_digits()
+            yield Problem(line_number, f"invalid JSON: a number of more than {sys.get_int_max_str_digits()} digits")
+            continue
+        except RecursionError:
+            yield Problem(line_number, "invalid JSON: arrays or objects nested too deeply")
             continue
         if not isinstance(record, dict):
             yield Problem(line_number, f"expected a JSON object with {', '.join(REQUIRED_COLUMNS)}")
@@ -253,11 +283,21 @@ def read_topics(lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, str
     except StopIteration:
         yield Problem(None, "the topics file is empty; expected a header row with key, description")
         return
+    except csv.Error as error:
+        yield Problem(1, f"unreadable header: {_csv_reason(error)}")
+        return
     if "key" not in header or "description" not in header:
         yield Problem(1, "the header must name the columns key and description", "header")
         return
     key_at, description_at = header.index("key"), header.index("description")
-    for values in reader:
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield Problem(reader.line_num, f"unreadable row: {_csv_reason(error)}")
+            continue
         if not any(value.strip() for value in values):
             continue
         line = reader.line_num

@@ -1,9 +1,18 @@
 """Importing propositions into a campaign: one file, one transaction, a summary per topic.
 
 The file is streamed line by line and inserted in chunks, so memory stays flat for files of
-hundreds of thousands of rows. Any problem (undecodable bytes, a missing column, an empty
-field, a bad confidence) rolls the whole file back; up to `MAX_PROBLEMS` problems are
-reported with the file name and physical line number.
+hundreds of thousands of rows. A line ends at a line feed (LF, or CRLF), whatever the source
+is (a file, an upload, bytes in memory), so every interface reads the same bytes the same
+way; a lone carriage return does not end a line. Any problem (undecodable bytes,
+a missing column, an empty field, a bad confidence) rolls the whole file back; up to
+`MAX_PROBLEMS` problems are reported with the file name and physical line number.
+
+Limits, each a problem of its line: a topic key holds at most `TOPIC_KEY_MAX_CHARS` (100)
+characters; a proposition's normalized text (subject – relation – object, lower-cased,
+white space folded) at most `PROPOSITION_MAX_BYTES` (2,000) bytes in UTF-8, so that it fits,
+with room to spare, the 2,704-byte row of PostgreSQL's btree index that keeps it unique per
+topic; no field may hold a NUL character or an unpaired surrogate (a JSON \\ud800 escape
+without its pair), which no database stores as text.
 """
 
 import io
@@ -25,6 +34,8 @@ from config.errors import ApplicationError
 MAX_PROBLEMS = 20
 CHUNK_ROWS = 5000
 SNIFF_BYTES = 8192
+TOPIC_KEY_MAX_CHARS = Topic._meta.get_field("key").max_length
+PROPOSITION_MAX_BYTES = 2000
 
 
 class ImportFailed(ApplicationError):
@@ -160,7 +171,7 @@ def _choose_format(format: str, filename: str, head: bytes) -> str:
                 details=[f"{filename}: unknown format {format!r}; expected one of auto, {', '.join(formats.FORMATS)}"],
             )
         return format
-    first_line = next((line for line in head.decode("utf-8", "replace").splitlines() if line.strip()), "")
+    first_line = next((line for line in head.decode("utf-8", "replace").split("\n") if line.strip()), "")
     try:
         return formats.detect_format(filename, first_line.lstrip("\ufeff"))
     except formats.FormatError as error:
@@ -180,10 +191,12 @@ class _DecodeAbort(Exception):
 
 
 def _decoded_lines(source: BinaryIO, filename: str, progress: bool) -> Iterator[str]:
-    """UTF-8 lines (BOM stripped); undecodable lines become problems, reported by line."""
+    """UTF-8 lines, each ending at LF (BOM stripped); undecodable lines become problems,
+    reported by line. Not `for raw in source`: Django's File.__iter__ (uploads) ends lines
+    at a lone CR too, where open files and BytesIO do not."""
     bar = _progress_bar(source, filename) if progress else None
     problems = []
-    for number, raw in enumerate(source, start=1):
+    for number, raw in enumerate(iter(source.readline, b""), start=1):
         if bar is not None:
             bar.update(len(raw))
         try:
@@ -234,10 +247,14 @@ def _read_topics(source: BinaryIO, filename: str) -> dict[str, str]:
     try:
         for item in formats.read_topics(_decoded_lines(source, filename, False), delimiter):
             if isinstance(item, Problem):
-                problems.append(item.describe(filename))
+                found = [item]
             else:
-                _line, key, description = item
+                line, key, description = item
+                found = _text_problems(line, {"key": key, "description": description}) or _key_problems(line, key, "key")
                 descriptions[key] = description
+            problems += [problem.describe(filename) for problem in found]
+            if len(problems) >= MAX_PROBLEMS:
+                break
     except _DecodeAbort as abort:
         problems.extend(abort.problems)
     if problems:
@@ -288,9 +305,15 @@ def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summ
     chunk: list[tuple] = []
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     for item in rows:
-        if isinstance(item, Problem):
-            problems.append(item.describe(filename))
+        if isinstance(item, Row):
+            text = normalize_text(proposition_text(item.subject, item.relation, item.object))
+            found = _row_problems(item, text)
+        else:
+            found = [item]
+        if found:
+            problems += [problem.describe(filename) for problem in found]
             if len(problems) >= MAX_PROBLEMS:
+                del problems[MAX_PROBLEMS:]
                 break
             continue
         if problems:
@@ -301,7 +324,6 @@ def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summ
         if item.confidence is not None and item.confidence < min_confidence:
             counts.below_threshold += 1
             continue
-        text = normalize_text(proposition_text(item.subject, item.relation, item.object))
         seen = topics.seen_texts[topic.pk]
         if text in seen:
             counts.duplicates += 1
@@ -320,6 +342,56 @@ def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summ
     if not problems and not summary.topics:
         problems.append(f"{filename}: no propositions found")
     return problems
+
+
+_ROW_TEXT = {"topic": "topic", "subject": "subject", "relation": "relation", "object": "object", "source": "source",
+             "external_id": "id"}  # Row attribute -> the column a problem names
+
+
+def _row_problems(row: Row, text: str) -> list[Problem]:
+    """What in `row` the database cannot store; `text` is its normalized proposition text."""
+    problems = _text_problems(row.line, {column: getattr(row, attribute) for attribute, column in _ROW_TEXT.items()})
+    if problems:
+        return problems
+    problems = _key_problems(row.line, row.topic, "topic")
+    size = len(text.encode("utf-8"))
+    if size > PROPOSITION_MAX_BYTES:
+        longest = max(("subject", "relation", "object"), key=lambda column: len(getattr(row, column)))
+        problems.append(Problem(
+            row.line,
+            f"the proposition (subject – relation – object, normalized) is {size:,} bytes in UTF-8; "
+            f"the limit is {PROPOSITION_MAX_BYTES:,} bytes",
+            longest,
+        ))
+    return problems
+
+
+def _text_problems(line: int, values: dict[str, str]) -> list[Problem]:
+    """A problem per value (column -> text) that is not storable text."""
+    problems = []
+    for column, value in values.items():
+        if "\x00" in value:
+            problems.append(Problem(line, "contains a NUL character (a zero byte or \\u0000); expected text", column))
+        elif not value.isascii() and not _encodable(value):
+            problems.append(Problem(
+                line, "contains an unpaired surrogate (a \\ud800-\\udfff escape without its pair); expected valid Unicode",
+                column,
+            ))
+    return problems
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _key_problems(line: int, key: str, column: str) -> list[Problem]:
+    if len(key) <= TOPIC_KEY_MAX_CHARS:
+        return []
+    return [Problem(line, f"the topic key is {len(key):,} characters long; the limit is {TOPIC_KEY_MAX_CHARS}", column)]
 
 
 ROWS_PER_STATEMENT = 500

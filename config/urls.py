@@ -4,6 +4,9 @@ from django.urls import include, path
 
 from config.health import healthz
 
+handler400 = "config.error_views.bad_request"
+handler404 = "config.error_views.not_found"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),

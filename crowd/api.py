@@ -79,6 +79,7 @@ class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.Creat
 
     queryset = ParticipantLink.objects.none()
     serializer_class = ParticipantLinkSerializer
+    lookup_value_converter = "int"  # /links/abc/revoke/ is a 404, and the schema types the id
 
     def get_queryset(self):
         return (

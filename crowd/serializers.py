@@ -32,6 +32,9 @@ class HITFilterSerializer(serializers.Serializer):
 class WorkerQualitySerializer(serializers.ModelSerializer):
     status = serializers.ChoiceField(choices=WorkerQuality.Status.choices, read_only=True,
                                      help_text="The override if an admin set one, else the computed status.")
+    # Declared: DRF drops allow_blank from read-only model fields, and the schema would then refuse "".
+    override_status = serializers.ChoiceField(choices=WorkerQuality.Status.choices, allow_blank=True, read_only=True,
+                                              help_text='An admin\'s override of the computed status; "" when none.')
 
     class Meta:
         model = WorkerQuality

@@ -4,6 +4,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -109,3 +110,32 @@ def test_admin_upload_shows_problems_on_the_form(admin_client_logged_in, campaig
 def test_admin_campaign_page_links_to_the_import(admin_client_logged_in, campaign):
     response = admin_client_logged_in.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
     assert reverse("admin:annotation_campaign_import", args=[campaign.pk]) in response.content.decode()
+
+
+CR_IN_QUOTES = b'topic\tsubject\trelation\tobject\nloans\t"a\rb"\tb\tc\nloans\t\tb\tc\n'
+CR_PROBLEM = "props.tsv:3 [subject]: required field is empty"
+
+
+def test_every_interface_ends_lines_at_lf_only(researcher, campaign, admin_client_logged_in, tmp_path, capsys):
+    """A CR inside a quoted field does not end the line: the empty subject is on line 3
+    through the API, the admin, the dashboard and the command alike (Django's File.__iter__
+    would have made it line 4 for uploads)."""
+    response = upload(api(researcher), "c1", CR_IN_QUOTES)
+    assert response.json()["problems"] == [CR_PROBLEM]
+    admin_page = admin_client_logged_in.post(
+        reverse("admin:annotation_campaign_import", args=[campaign.pk]),
+        {"file": SimpleUploadedFile("props.tsv", CR_IN_QUOTES), "format": "auto", "min_confidence": "0.5"},
+    ).content.decode()
+    assert CR_PROBLEM in admin_page
+    admin_client_logged_in.force_login(researcher)
+    dashboard_page = admin_client_logged_in.post(
+        reverse("dashboard:propositions-import", args=[campaign.slug]),
+        {"file": SimpleUploadedFile("props.tsv", CR_IN_QUOTES)},
+    ).content.decode()
+    assert CR_PROBLEM in dashboard_page
+    path = tmp_path / "props.tsv"
+    path.write_bytes(CR_IN_QUOTES)
+    with pytest.raises(SystemExit):
+        call_command("import_propositions", str(path), "--campaign", "c1")
+    assert f"  {CR_PROBLEM}" in capsys.readouterr().err
+    assert Proposition.objects.count() == 0

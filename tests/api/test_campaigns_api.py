@@ -180,3 +180,16 @@ def test_put_and_delete_are_not_offered(api, campaign):
     assert api.put(detail("loans"), {"name": "x", "slug": "loans"}, format="json").status_code == 405
     assert api.delete(detail("loans")).status_code == 405
     assert Campaign.objects.filter(slug="loans").exists()
+
+
+def test_a_request_django_refuses_before_the_view_is_a_json_400(api, campaign, settings):
+    """Too many query fields: Django raises while DRF reads them; handler400 answers."""
+    query = "&".join(f"f{n}=1" for n in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1))
+    response = api.get(f"{LIST}?{query}")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "code": "too_many_fields",
+        "message": f"The request was not processed: it has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields.",
+    }
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]

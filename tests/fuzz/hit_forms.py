@@ -3,10 +3,10 @@ an independent reading of the answer fields: the answer a correct server stores,
 when it must refuse them.
 
 Answer fields follow annotation/answers.py's contract: `rating-<id>` = 1..5 once for every
-statement of a Likert task; `order` = every statement id of a comparison task exactly once,
-comma-separated. Digits may carry white space and leading zeros; numbers stay far below
-4,300 digits (known_bugs.INT_DIGITS_IN_FORM) and no two names rate one statement
-(known_bugs.RATING_ALIASES): both have their own xfail tests.
+statement of a Likert task, the field named exactly so (`rating-07` and `rating- 7` are no
+rating fields); `order` = every statement id of a comparison task exactly once,
+comma-separated. Values may carry white space and leading zeros; numbers stay far below
+4,300 digits (test_submission.py has its own test for longer ones).
 """
 
 from dataclasses import dataclass
@@ -38,6 +38,11 @@ def _ascii_int(text: str) -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
+def _named_id(name: str, item_ids: list[int]) -> int | None:
+    """The statement a field name rates: only `rating-<id>`, as the form writes it."""
+    return next((pid for pid in item_ids if name == f"rating-{pid}"), None)
+
+
 def expected_answer(kind: str, item_ids: list[int], fields: tuple[tuple[str, str], ...]) -> dict | None:
     """Answer.as_json() of a valid answer, else None."""
     values: dict[str, list[str]] = {}
@@ -48,9 +53,9 @@ def expected_answer(kind: str, item_ids: list[int], fields: tuple[tuple[str, str
         for name, posted in values.items():
             if not name.startswith("rating-"):
                 continue
-            pid = _ascii_int(name.removeprefix("rating-"))
+            pid = _named_id(name, item_ids)
             score = _ascii_int(posted[0])
-            if pid not in item_ids or pid in scores or len(posted) != 1 or score not in range(1, 6):
+            if pid is None or len(posted) != 1 or score not in range(1, 6):
                 return None
             scores[pid] = score
         if set(scores) != set(item_ids):
@@ -77,7 +82,7 @@ def likert_fields(draw, item_ids: list[int]) -> Posted:
     for pid in item_ids:
         if draw(st.integers(0, 9)) == 0:
             continue  # unrated
-        name = f"rating-{draw(st.sampled_from([str(pid), f'0{pid}', f' {pid} ']))}"
+        name = f"rating-{draw(st.sampled_from([str(pid)] * 4 + [f'0{pid}', f' {pid} ']))}"  # aliases: refused
         for _ in range(draw(st.sampled_from([1, 1, 1, 1, 2]))):  # rated twice now and then
             fields.append((name, draw(st.one_of(st.integers(1, 5).map(str), _score_text))))
     not_shown = st.one_of(_number, _junk_text).filter(lambda suffix: _ascii_int(suffix) not in item_ids)

@@ -4,8 +4,9 @@
 (`records`, which `expected_rows` counts as a correct import would), written with any header
 order and case, optional columns or not, a byte-order mark or not, LF or CRLF, duplicate rows
 and case/space variants of rows. `mutated_files()` breaks such a file (truncation, dropped or extra fields, lines
-removed or repeated, stray or undecodable bytes, a bad JSON line, a huge field, another
-encoding): what it holds is then unknown, only the importer's invariants apply.
+removed or repeated, stray or undecodable bytes, a bad JSON line or escape, a huge field, a
+topic key or proposition over its limit, another encoding): what it holds is then unknown,
+only the importer's invariants apply.
 """
 
 import csv
@@ -27,9 +28,8 @@ FILENAMES = {
 }
 BOM = "\ufeff"
 
-# Text without NUL (stored text, see known_bugs.NUL_CHARACTER) and without surrogates
-# (not UTF-8 encodable). Topic keys stay within Topic.key's 100 characters
-# (known_bugs.TOPIC_KEY_TOO_LONG).
+# Text without NUL and without surrogates, which the importer refuses (no database stores
+# them as text); topic keys well within Topic.key's 100 characters.
 _CHARACTERS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
 _text = st.text(_CHARACTERS, min_size=1, max_size=25).filter(lambda text: text.strip())
 _topic_text = st.text(_CHARACTERS, min_size=1, max_size=12).filter(lambda text: text.strip())
@@ -72,13 +72,8 @@ class ProposedFile:
 
     @property
     def lines(self) -> int:
-        """An upper bound of the physical line numbers a problem may name, whether lines
-        end at LF only (files) or at a bare CR too (uploads: known_bugs.CR_LINE_BREAKS)."""
-        return len(self.content.splitlines()) + 1
-
-    @property
-    def has_bare_cr(self) -> bool:
-        return b"\r" in self.content.replace(b"\r\n", b"")
+        """The physical lines a problem may name: lines end at LF, whatever reads the file."""
+        return self.content.count(b"\n") + 1
 
 
 def _variant(record: Record, data) -> Record:
@@ -280,11 +275,11 @@ def _lines(content: bytes) -> list[bytes]:
 
 
 @st.composite
-def _mutate(draw, content: bytes, *, huge_fields: bool) -> bytes:
+def _mutate(draw, content: bytes) -> bytes:
     kind = draw(
         st.sampled_from(
             ["truncate", "drop_line", "repeat_line", "swap_lines", "drop_field", "add_field", "stray_bytes",
-             "bad_json_line", "reencode", "blank_lines", "empty", *(["huge_field"] if huge_fields else [])]
+             "bad_json_line", "json_escape", "reencode", "blank_lines", "empty", "long_value", "huge_field"]
         )
     )
     lines = _lines(content)
@@ -314,6 +309,14 @@ def _mutate(draw, content: bytes, *, huge_fields: bool) -> bytes:
     if kind == "bad_json_line":
         bad = draw(st.sampled_from([b"{\n", b"not json\n", b"[1, 2]\n", b'"text"\n', b"{'single': 1}\n", b"null\n"]))
         return b"".join(lines[:at] + [bad] + lines[at:])
+    if kind == "json_escape":  # NUL, lone surrogates of either half, a valid pair
+        escape = draw(st.sampled_from([b"\\u0000", b"\\ud800", b"\\udfff", b"\\ud83d", b"\\ud83d\\ude00"]))
+        parts = content.split(b'": "')
+        at = draw(st.integers(1, len(parts) - 1)) if len(parts) > 1 else 0
+        return b'": "'.join(parts[:at] + [escape + b"".join(parts[at:at + 1])] + parts[at + 1 :])
+    if kind == "long_value":  # a topic key over 100 characters, or a proposition over 2,000 bytes
+        where = draw(st.sampled_from([b'"topic": "', b'"TOPIC": "', b"\n", b"\t", b"("]))
+        return content.replace(where, where + b"k" * draw(st.sampled_from([101, 2_100])), 1)
     if kind == "reencode":
         codec = draw(st.sampled_from(["utf-16", "latin-1", "cp1252", "utf-32"]))
         return content.decode("utf-8", errors="replace").encode(codec, errors="replace")
@@ -332,7 +335,7 @@ def mutated_files(draw) -> ProposedFile:
     original = draw(valid_files())
     content = original.content
     for _ in range(draw(st.integers(1, 3))):
-        content = draw(_mutate(content, huge_fields=True))
+        content = draw(_mutate(content))
     return ProposedFile(
         filename=original.filename,
         format=original.format,
@@ -346,8 +349,7 @@ def mutated_files(draw) -> ProposedFile:
 @st.composite
 def mutated_topics_files(draw) -> ProposedFile:
     original = draw(topics_files())
-    # No huge field: csv's field limit is not handled in topics files (known_bugs.TOPICS_CSV_ERROR).
-    content = draw(_mutate(original.content, huge_fields=False))
+    content = draw(_mutate(original.content))
     return ProposedFile(original.filename, "auto", "topics", content, ())
 
 

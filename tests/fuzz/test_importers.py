@@ -2,18 +2,16 @@
 or refused with ImportFailed naming file:line [field] and nothing written. Never another
 exception, never part of a file."""
 
-import csv
 import io
 import random
 
 import pytest
-from django.db import DataError, OperationalError
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from annotation.importers import ImportFailed, propositions_import
+from annotation.importers import PROPOSITION_MAX_BYTES, SNIFF_BYTES, ImportFailed, propositions_import
 from annotation.models import Proposition, Topic
-from tests.fuzz.examples import FUZZ, ON_POSTGRESQL, isolated
+from tests.fuzz.examples import FUZZ, isolated
 from tests.fuzz.import_checks import (
     KEY_LENGTH,
     assert_imported_whole,
@@ -21,7 +19,6 @@ from tests.fuzz.import_checks import (
     assert_problems_name_lines,
     import_snapshot,
 )
-from tests.fuzz import known_bugs
 from tests.fuzz.known_bugs import skip_known_bug
 from tests.fuzz.proposition_files import (
     ProposedFile,
@@ -147,10 +144,11 @@ def test_an_unknown_trap_kind_is_refused_before_anything_is_written(campaign, fi
             assert import_snapshot(campaign) == before
 
 
-# --- known bugs, one minimal input each (see known_bugs.py) --------------------------------
+# --- what the fuzzing found, one minimal input each (issue #7) ----------------------------
 
 HEADER = "topic\tsubject\trelation\tobject\n"
 JSON_ROW = b'{"topic": "t", "subject": "a", "relation": "r", "object": "o"'
+TOPICS_HEADER = b"key\tdescription\n"
 
 
 def _tsv(text: str, name: str = "p.tsv") -> ProposedFile:
@@ -161,85 +159,130 @@ def _jsonl(line: bytes) -> ProposedFile:
     return ProposedFile("p.jsonl", "auto", "jsonl", line + b"\n", ())
 
 
-def _refused_or_kept_within_limits(campaign, file, *, topics=None):
-    """The contract: ImportFailed naming a line with nothing written, or a clean import
-    whose topic keys fit Topic.key. Any other exception fails the test."""
+def _topics(content: bytes) -> ProposedFile:
+    return ProposedFile("topics.tsv", "auto", "topics", content, ())
+
+
+def _refusal(campaign, file: ProposedFile, *, topics: ProposedFile | None = None) -> list[str]:
+    """The problems of a refused import, having checked that nothing was written."""
     before = import_snapshot(campaign)
-    try:
-        summary = _import(campaign, file, topics=topics)
-    except ImportFailed as failure:
-        assert_refused_by_line(failure, before, campaign, *[f for f in (file, topics) if f])
-        return
-    keys = Topic.objects.values_list("key", flat=True)
-    assert all(len(key) <= KEY_LENGTH for key in keys), known_bugs.TOPIC_KEY_TOO_LONG
-    assert_imported_whole(summary.as_dict(), before, campaign)
+    with pytest.raises(ImportFailed) as refused:
+        _import(campaign, file, topics=topics)
+    assert_refused_by_line(refused.value, before, campaign, *[f for f in (file, topics) if f])
+    return refused.value.details
 
 
-def _xfail(bug: str, raises, *, condition: bool = True):
-    return pytest.mark.xfail(condition, strict=True, raises=raises, reason=bug)
-
-
-@_xfail(known_bugs.TOPIC_KEY_TOO_LONG, (DataError, AssertionError))
 def test_a_topic_key_over_100_characters_in_a_row(campaign):
-    _refused_or_kept_within_limits(campaign, _tsv(HEADER + "t" * 101 + "\ta\tb\tc\n"))
+    assert _refusal(campaign, _tsv(HEADER + "t" * 101 + "\ta\tb\tc\n")) == [
+        "p.tsv:2 [topic]: the topic key is 101 characters long; the limit is 100"
+    ]
 
 
-@_xfail(known_bugs.TOPIC_KEY_TOO_LONG, (DataError, AssertionError))
+def test_a_topic_key_of_100_characters_is_kept(campaign):
+    summary = _import(campaign, _tsv(HEADER + "t" * KEY_LENGTH + "\ta\tb\tc\n"))
+    assert summary.created_topics == ["t" * KEY_LENGTH]
+
+
 def test_a_topic_key_over_100_characters_in_the_topics_file(campaign):
-    topics = ProposedFile("topics.tsv", "auto", "topics", b"key\tdescription\n" + b"k" * 101 + b"\tx\n", ())
-    _refused_or_kept_within_limits(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=topics)
+    topics = _topics(TOPICS_HEADER + b"k" * 101 + b"\tx\n")
+    assert _refusal(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=topics) == [
+        "topics.tsv:2 [key]: the topic key is 101 characters long; the limit is 100"
+    ]
 
 
-@_xfail(known_bugs.TOPIC_KEY_TOO_LONG, (DataError, AssertionError))
 def test_a_topic_key_over_100_characters_from_an_open_ie_file_name(campaign):
     line = "0.9\t\tSimpleArgument(a,List([0, 1)))\tRelation(b,List([2, 3)))\tSimpleArgument(c,List([4, 5)))\tA b c.\n"
-    _refused_or_kept_within_limits(campaign, ProposedFile("n" * 101 + ".txt", "openie", "openie", line.encode(), ()))
+    file = ProposedFile("n" * 101 + ".txt", "openie", "openie", line.encode(), ())
+    assert _refusal(campaign, file) == [f"{file.name}:1 [topic]: the topic key is 101 characters long; the limit is 100"]
 
 
-@_xfail(known_bugs.NUL_CHARACTER, ValueError, condition=ON_POSTGRESQL)
 def test_a_nul_character_from_a_json_escape(campaign):
-    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "source": "a\\u0000b"}'))
+    assert _refusal(campaign, _jsonl(JSON_ROW + b', "source": "a\\u0000b"}')) == [
+        "p.jsonl:1 [source]: contains a NUL character (a zero byte or \\u0000); expected text"
+    ]
 
 
-@_xfail(known_bugs.NUL_CHARACTER, ValueError, condition=ON_POSTGRESQL)
 def test_a_nul_character_past_the_sniffed_head_of_a_tsv(campaign):
     rows = "".join(f"loans\tsubject {i}\tr\to\n" for i in range(400))  # past the 8 KiB checked for NUL
-    _refused_or_kept_within_limits(campaign, _tsv(HEADER + rows + "loans\tx\x00y\tr\to\n"))
+    assert _refusal(campaign, _tsv(HEADER + rows + "loans\tx\x00y\tr\to\n")) == [
+        "p.tsv:402 [subject]: contains a NUL character (a zero byte or \\u0000); expected text"
+    ]
 
 
-@_xfail(known_bugs.LONE_SURROGATE, UnicodeEncodeError)
-def test_a_json_lone_surrogate_escape(campaign):
-    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "source": "a\\ud800"}'))
+def test_a_nul_character_in_the_topics_file(campaign):
+    topics = _topics(TOPICS_HEADER + b"loans\t" + b"d" * SNIFF_BYTES + b"\x00\n")
+    assert _refusal(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=topics) == [
+        "topics.tsv:2 [description]: contains a NUL character (a zero byte or \\u0000); expected text"
+    ]
 
 
-@_xfail(known_bugs.JSON_NUMBER_OVERFLOW, OverflowError)
+@pytest.mark.parametrize("escape", [b"\\ud800", b"\\udfff", b"\\ud83d"], ids=["high", "low", "cut-pair"])
+def test_a_json_lone_surrogate_escape(campaign, escape):
+    assert _refusal(campaign, _jsonl(JSON_ROW + b', "source": "a' + escape + b'"}')) == [
+        "p.jsonl:1 [source]: contains an unpaired surrogate (a \\ud800-\\udfff escape without its pair); "
+        "expected valid Unicode"
+    ]
+
+
+def test_a_json_surrogate_pair_is_one_character(campaign):
+    _import(campaign, _jsonl(JSON_ROW + b', "source": "\\ud83d\\ude00"}'))
+    assert Proposition.objects.get(topic__key="t").source == "\U0001F600"
+
+
 def test_a_json_confidence_past_float_range(campaign):
-    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "confidence": 1' + b"0" * 400 + b"}"))
+    assert _refusal(campaign, _jsonl(JSON_ROW + b', "confidence": 1' + b"0" * 400 + b"}")) == [
+        "p.jsonl:1 [confidence]: expected a number between 0 and 1, got '1" + "0" * 39 + "…'"
+    ]
 
 
-@_xfail(known_bugs.JSON_INT_DIGITS, ValueError)
 def test_a_json_integer_over_4300_digits(campaign):
-    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "n": ' + b"9" * 4301 + b"}"))
+    assert _refusal(campaign, _jsonl(JSON_ROW + b', "n": ' + b"9" * 4301 + b"}")) == [
+        "p.jsonl:1: invalid JSON: a number of more than 4300 digits"
+    ]
 
 
-@_xfail(known_bugs.JSON_DEEP_NESTING, RecursionError)
 def test_deeply_nested_json(campaign):
     nested = b"[" * 100_000 + b"]" * 100_000
-    _refused_or_kept_within_limits(campaign, _jsonl(JSON_ROW + b', "x": ' + nested + b"}"))
+    assert _refusal(campaign, _jsonl(JSON_ROW + b', "x": ' + nested + b"}")) == [
+        "p.jsonl:1: invalid JSON: arrays or objects nested too deeply"
+    ]
 
 
-@_xfail(known_bugs.TOPICS_CSV_ERROR, csv.Error)
+def test_a_json_array_where_text_belongs(campaign):
+    nested = b"[" * 50 + b"]" * 50  # str() of one nested deep enough would exceed the recursion limit
+    assert _refusal(campaign, _jsonl(b'{"topic": "t", "subject": ' + nested + b', "relation": "r", "object": "o"}')) == [
+        "p.jsonl:1 [subject]: expected text, got a JSON array"
+    ]
+
+
 @pytest.mark.parametrize(
-    "topics_text",
-    [b"key\tdescription\nloans\tpaying\rfor college\n", b"key\tdescription\nloans\t" + b"x" * 140_000 + b"\n"],
+    "topics_text, problem",
+    [
+        (TOPICS_HEADER + b"loans\tpaying\rfor college\n",
+         "topics.tsv:2: unreadable row: a carriage return (CR) not followed by a line feed, outside quotes; "
+         "lines end with LF or CRLF"),
+        (TOPICS_HEADER + b"loans\t" + b"x" * 140_000 + b"\n",
+         "topics.tsv:2: unreadable row: field larger than field limit (131072)"),
+    ],
     ids=["bare-cr", "huge-field"],
 )
-def test_an_unreadable_topics_row(campaign, topics_text):
-    topics = ProposedFile("topics.tsv", "auto", "topics", topics_text, ())
-    _refused_or_kept_within_limits(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=topics)
+def test_an_unreadable_topics_row(campaign, topics_text, problem):
+    assert _refusal(campaign, _tsv(HEADER + "loans\ta\tb\tc\n"), topics=_topics(topics_text)) == [problem]
 
 
-@_xfail(known_bugs.LONG_PROPOSITION, OperationalError, condition=ON_POSTGRESQL)
 def test_a_proposition_over_the_index_row_limit(campaign):
     subject = "".join(random.Random(7).choices("abcdefghijklmnopqrstuvwxyz0123456789", k=3000))
-    _refused_or_kept_within_limits(campaign, _tsv(HEADER + f"loans\t{subject}\tr\to\n"))
+    assert _refusal(campaign, _tsv(HEADER + f"loans\t{subject}\tr\to\n")) == [
+        "p.tsv:2 [subject]: the proposition (subject – relation – object, normalized) is 3,012 bytes in UTF-8; "
+        f"the limit is {PROPOSITION_MAX_BYTES:,} bytes"
+    ]
+
+
+def test_a_proposition_at_the_limit_is_stored(campaign):
+    """The limit is in bytes of the normalized text ('é' is two, each ' – ' five), and text
+    that does not compress fits PostgreSQL's index at the limit."""
+    rng = random.Random(7)
+    letters = rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=PROPOSITION_MAX_BYTES - len(" – r – o".encode()) - 400)
+    subject = "".join(rng.sample(letters + ["é"] * 200, k=len(letters) + 200))
+    _import(campaign, _tsv(HEADER + f"loans\t{subject}\tr\to\n"))
+    assert len(Proposition.objects.get(subject=subject).normalized.encode()) == PROPOSITION_MAX_BYTES

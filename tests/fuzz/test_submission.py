@@ -18,7 +18,6 @@ from annotation.hit_params import PREVIEW_ASSIGNMENT_ID
 from annotation.models import Batch
 from annotation.tokens import GRACE_SECONDS, submit_token_make
 from crowd.models import Assignment
-from tests.fuzz import known_bugs
 from tests.fuzz.examples import FUZZ, FUZZ_SLOW, answer_counts, isolated
 from tests.fuzz.hit_forms import IDENTITIES, answer_fields, elapsed, expected_answer, valid_fields
 
