@@ -17,6 +17,7 @@ second; the limits (settings SUBMIT_RATE_PER_WORKER, SUBMIT_RATE_PER_ADDRESS, pe
 0 = off) stop scripts and retry storms, not people.
 """
 
+import logging
 import re
 import time
 
@@ -25,6 +26,7 @@ from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
+logger = logging.getLogger(__name__)
 SUBMIT_PATHS = re.compile(r"^/(hit/[0-9a-f-]{36}/submit/|s/[0-9a-f-]{36}/mturk/externalSubmit)$")
 UNPOLICED_PREFIXES = ("/localturk/", "/localprolific/")
 WINDOW_SECONDS = 60
@@ -101,13 +103,19 @@ def client_address(request: HttpRequest) -> str:
 
 
 def _count(key: str) -> int:
+    """This window's count for `key`, this request included; 0 when the cache is down: the
+    limits fail open, since refusing every answer while Redis restarts would lose work."""
     cache = caches["ratelimit"]
-    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
     try:
-        return cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
-        return 1
+        cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
+        try:
+            return cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
+            return 1
+    except Exception as error:  # noqa: BLE001 — any cache failure: count nothing, log it
+        logger.warning("rate limit not counted, the cache failed: %s", error)
+        return 0
 
 
 def _too_many(request: HttpRequest, wait: int) -> HttpResponse:

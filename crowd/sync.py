@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from annotation.answers import InvalidAnswer
 from annotation.hit_content import hit_content_get
+from annotation.models import Campaign, Topic
 from annotation.submission import answer_submit
 from config.errors import ApplicationError, Conflict
 from crowd import ledger
@@ -106,6 +107,15 @@ def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | No
         report.hits += 1
         topic_ids.add(hit.task.batch.topic_id)
         campaign_ids.add(campaign.pk)
+    if hit_ids is None:
+        # Every topic still waiting on answers, not only those whose HITs changed now: a sync
+        # whose hand-off failed after its commit (broker down, worker killed) left its topic
+        # with no open HIT for a later sync to find. Advancing is idempotent and cheap.
+        topic_ids |= set(
+            Topic.objects.filter(
+                state__in=(Topic.State.LIKERT, Topic.State.COMPARISONS), campaign__status=Campaign.Status.ACTIVE
+            ).values_list("pk", flat=True)
+        )
     quality_refresh_after_sync(campaign_ids)
     topics_advance_after_sync(topic_ids)
     return report

@@ -33,6 +33,17 @@ def _no_submission_rate_limits(settings, request):
         settings.SUBMIT_RATE_PER_ADDRESS = 0
 
 
+def celery_connections_reset(app) -> None:
+    """Close this process's broker connections and forget the pools: the app caches its pools
+    for the broker it first met and kombu keeps them by URL, so a closed one would refuse every
+    later publish (eager calls too) and a later worker test on a Redis at the same URL."""
+    from kombu import pools
+
+    pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def redis_url():
     return require_service("SALIENCE_TEST_REDIS_URL", "Redis")
@@ -96,3 +107,4 @@ def celery_worker_process(redis_url, live_server, settings, transactional_db):
         log.close()
         app.conf.update(**previous)
         app.pool.force_close_all()
+        celery_connections_reset(app)

@@ -1,0 +1,61 @@
+"""The MTurk endpoint throttling and failing for longer than botocore retries: the Celery
+tasks retry with backoff on a real worker, the publish and the sync complete, and no HIT is
+created twice.
+
+botocore's own retries (10 attempts) are covered by tests/crowd/test_publishing.py and
+tests/crowd/localturk/test_faults.py; the worker here makes one attempt per call
+(FAULTS_MTURK_MAX_ATTEMPTS=0), so every injected fault reaches the task.
+"""
+
+import pytest
+
+from annotation.batching import likert_tasks_build
+from annotation.models import Batch
+from crowd.localturk import faults
+from crowd.models import HIT, Assignment
+from crowd.publishing import hit_url
+from crowd.simulate import crowd_simulate
+from crowd.tasks import publish_batch, sync_open_hits
+
+from .conftest import endpoint_hit_urls, wait_until
+from .topics import small_topic
+
+pytestmark = [pytest.mark.faults, pytest.mark.mturk]
+
+
+def _assert_each_task_has_one_hit() -> None:
+    urls = endpoint_hit_urls()
+    tasks = [hit.task for hit in HIT.objects.select_related("task")]
+    assert sorted(urls) == sorted(hit_url(task) for task in tasks)  # one HIT per task, nothing unrecorded
+    assert not Batch.objects.filter(tasks__hit__isnull=True).exclude(status=Batch.Status.CREATED).exists()
+
+
+def test_publish_and_sync_outlast_marketplace_faults_by_retrying(start_worker, local_endpoint):
+    topic = small_topic(propositions=10)
+    likert = likert_tasks_build(topic=topic, seed=1)
+    worker = start_worker(FAULTS_MTURK_MAX_ATTEMPTS="0")
+
+    faults.inject(throttle=1, service_fault=1, operations=["CreateHITWithHITType"])
+    published = publish_batch.delay(likert.pk).id
+    wait_until(lambda: Batch.objects.filter(pk=likert.pk, status=Batch.Status.PUBLISHED).exists(),
+               what="the Likert batch to be published")
+    assert faults.active() == []
+    assert worker.log().count(f"publish_batch[{published}] retry: Retry in") == 2
+    _assert_each_task_has_one_hit()
+
+    crowd = crowd_simulate(localturk_url=f"{local_endpoint}/localturk/", workers=6, spammers=0.0, trap_blind=0.0,
+                           seed=5)
+    assert crowd.submitted == 6
+    faults.inject(throttle=1, service_fault=1, operations=["ListAssignmentsForHIT"])
+    synced = sync_open_hits.delay().id
+    # The sync verifies the answers and hands the topic on: QC, then comparison batch 1.
+    wait_until(lambda: Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON,
+                                            status=Batch.Status.PUBLISHED).exists(),
+               what="the sync to verify the answers and the pipeline to publish the next batch")
+    wait_until(worker.idle, what="the worker to finish")
+    assert faults.active() == []
+    assert worker.log().count(f"sync_open_hits[{synced}] retry: Retry in") == 2
+    assert f"sync_open_hits[{synced}] succeeded" in worker.log()
+    assert Assignment.objects.count() == 6
+    assert set(Assignment.objects.values_list("verification", flat=True)) == {Assignment.Verification.VERIFIED}
+    _assert_each_task_has_one_hit()
