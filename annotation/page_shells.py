@@ -36,8 +36,8 @@ def shell_get(*, key: str, template: str, context: Callable[[], dict], expires_a
 def shell_fill(shell: list[str], slots: Iterable[SafeString]) -> str:
     """The page with each slot replaced, in order, by already-escaped HTML."""
     parts = [shell[0]]
-    for html, text in zip(slots, shell[1:], strict=True):
-        parts += [html, text]
+    for filling, text in zip(slots, shell[1:], strict=True):
+        parts += [filling, text]
     return "".join(parts)
 
 
