@@ -14,6 +14,7 @@ import io
 import math
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,6 +177,34 @@ def top_lines(campaign: Campaign, top: int = 10) -> list[str]:
             text = " – ".join(part for part in (row["subject"], row["relation"], row["object"]) if part)
             lines.append(f"  {row['rank']:2d}. {text}  ({mu})")
     return lines
+
+
+def result_lines(campaign: Campaign, latent: dict[int, float]) -> list[str]:
+    """The top 10 per topic, then each ranking's agreement with the crowd's hidden truth."""
+    lines = top_lines(campaign)
+    for key, rho in truth_agreement(campaign, latent).items():
+        shown = "n/a" if rho is None else f"{rho:.3f}"
+        lines.append(f"{key}: Spearman of the final ranking with the simulated crowd's hidden truth = {shown}")
+    return lines
+
+
+def demo_user():
+    """The demo's superuser, demo / demo."""
+    from django.contrib.auth import get_user_model
+
+    user, _ = get_user_model().objects.get_or_create(username="demo", defaults={"is_staff": True, "is_superuser": True})
+    user.set_password("demo")
+    user.save()
+    return user
+
+
+def serve_until_interrupted(server: ThreadedWSGIServer, write: Callable[[str], None]) -> None:
+    write("Serving; press Ctrl-C to stop.")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.shutdown()
 
 
 def truth_agreement(campaign: Campaign, latent: dict[int, float]) -> dict[str, float | None]:

@@ -2,12 +2,11 @@ import logging
 import time
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from crowd.channel_demo import channel_demo_run
-from ranking.demo import demo_campaign_create, server_start, top_lines, truth_agreement
+from ranking.demo import demo_campaign_create, demo_user, result_lines, serve_until_interrupted, server_start
 
 
 class Command(BaseCommand):
@@ -40,10 +39,7 @@ class Command(BaseCommand):
         settings.PROLIFIC_API_URL = f"{base_url}/localprolific/api/v1/"
         settings.PROLIFIC_COMPLETION_URL = f"{base_url}/localprolific/submissions/complete?cc={{code}}"
         server = server_start(port)
-        User = get_user_model()
-        user, _ = User.objects.get_or_create(username="demo", defaults={"is_staff": True, "is_superuser": True})
-        user.set_password("demo")
-        user.save()
+        user = demo_user()
         campaign, latent = demo_campaign_create(owner=user, per_topic=40 if quick else None)
         self.stdout.write(
             f"Campaign {campaign.slug!r} on {channel}: {campaign.topics.count()} topics, {len(latent)} propositions; "
@@ -61,18 +57,10 @@ class Command(BaseCommand):
         report = channel_demo_run(campaign=campaign, channel=channel, latent=latent, base_url=base_url,
                                   workers=workers, spammers=spammers, on_round=show)
         self.stdout.write(f"\n{report.submitted} tasks in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n")
-        for line in top_lines(campaign):
+        for line in result_lines(campaign, latent):
             self.stdout.write(line)
-        for key, rho in truth_agreement(campaign, latent).items():
-            shown = "n/a" if rho is None else f"{rho:.3f}"
-            self.stdout.write(f"{key}: Spearman of the final ranking with the simulated crowd's hidden truth = {shown}")
         self.stdout.write(self.style.SUCCESS(f"\nDashboard: {base_url}/campaigns/{campaign.slug}/channel/  (log in as demo / demo)"))
         if no_serve:
             server.shutdown()
             return
-        self.stdout.write("Serving; press Ctrl-C to stop.")
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            server.shutdown()
+        serve_until_interrupted(server, self.stdout.write)

@@ -2,12 +2,11 @@ import logging
 import time
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from ranking.demo import demo_campaign_create, demo_run, server_start, top_lines, truth_agreement
+from ranking.demo import demo_campaign_create, demo_run, demo_user, result_lines, serve_until_interrupted, server_start
 
 
 class Command(BaseCommand):
@@ -37,7 +36,7 @@ class Command(BaseCommand):
         settings.SUBMIT_RATE_PER_WORKER = settings.SUBMIT_RATE_PER_ADDRESS = 0
         settings.MTURK_LOCAL_ENDPOINT_URL = f"{base_url}/localturk/"
         server = server_start(port)
-        user = self._demo_user()
+        user = demo_user()
         campaign, latent = demo_campaign_create(owner=user, per_topic=40 if quick else None)
         self.stdout.write(f"Campaign {campaign.slug!r}: {campaign.topics.count()} topics, "
                           f"{len(latent)} propositions; {workers} simulated workers ({spammers:.0%} spammers).")
@@ -58,11 +57,8 @@ class Command(BaseCommand):
         for bar in bars.values():
             bar.close()
         self.stdout.write(f"\n{report.submitted} assignments in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n")
-        for line in top_lines(campaign):
+        for line in result_lines(campaign, latent):
             self.stdout.write(line)
-        for key, rho in truth_agreement(campaign, latent).items():
-            shown = "n/a" if rho is None else f"{rho:.3f}"
-            self.stdout.write(f"{key}: Spearman of the final ranking with the simulated crowd's hidden truth = {shown}")
         self.stdout.write(self.style.SUCCESS(
             f"\nDashboard: {base_url}/campaigns/{campaign.slug}/  (log in as demo / demo)\n"
             f"Local MTurk worker site: {base_url}/localturk/worker/"
@@ -70,16 +66,4 @@ class Command(BaseCommand):
         if no_serve:
             server.shutdown()
             return
-        self.stdout.write("Serving; press Ctrl-C to stop.")
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            server.shutdown()
-
-    def _demo_user(self):
-        User = get_user_model()
-        user, _ = User.objects.get_or_create(username="demo", defaults={"is_staff": True, "is_superuser": True})
-        user.set_password("demo")
-        user.save()
-        return user
+        serve_until_interrupted(server, self.stdout.write)
