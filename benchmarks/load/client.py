@@ -135,6 +135,7 @@ class SimulatedClient:
         self.rng = random.Random(f"{seed}:{worker.worker_id}")
         self.connection = Connection(host, port)
         self.twin = Connection(host, port)  # a second tab, for answers sent twice at once
+        self.prepared: list[tuple[str, str, Outcome]] = []  # filled-in forms waiting to be posted
 
     def close(self) -> None:
         self.connection.close()
@@ -153,27 +154,39 @@ class SimulatedClient:
                 return
             self._call(record, "warm-up", self.connection, "GET", self._page_path(job), accept=HTML)
 
-    def submit(self, jobs: list[Job], record: Record, stop: threading.Event) -> None:
+    def pages(self, jobs: list[Job], record: Record, stop: threading.Event) -> None:
+        """Load the pages of `jobs` and fill in their forms; `answers` posts them."""
         for job in jobs:
             if stop.is_set():
                 return
-            self._submission(job, record)
+            prepared = self._prepare(job, record)
+            if prepared is not None:
+                self.prepared.append(prepared)
 
-    def _submission(self, job: Job, record: Record) -> None:
+    def answers(self, record: Record, stop: threading.Event) -> None:
+        """Post every answer `pages` prepared, with the planned duplicates."""
+        while self.prepared and not stop.is_set():
+            self._post(self.prepared.pop(0), record)
+
+    def _prepare(self, job: Job, record: Record) -> tuple[str, str, "Outcome"] | None:
         page = self._call(record, "page", self.connection, "GET", self._page_path(job), accept=HTML)
         if page is None:
-            return
+            return None
         loaded = time.monotonic()
         form = forms_parse(page).get(HIT_FORM_ID)
         if form is None or not dict(form.hidden).get("token"):
             record.failures.append(Failure("page", 200, f"{job.assignment_id}: no HIT form with a token"))
-            return
+            return None
         fields = hit_form_fill(self.judge, self.worker, form, self.rng)
         elapsed = str(int((time.monotonic() - loaded) * 1000))
         fields = [(name, elapsed if name == "elapsed_ms" else value) for name, value in fields]
         rated = [(name[len(RATING_PREFIX):], value) for name, value in fields if name.startswith(RATING_PREFIX)]
         outcome = Outcome(job, self.worker.worker_id, {int(pid): int(score) for pid, score in rated})
-        body, path = urlencode(fields), f"/hit/{job.task_uuid}/submit/"
+        return f"/hit/{job.task_uuid}/submit/", urlencode(fields), outcome
+
+    def _post(self, prepared: tuple[str, str, "Outcome"], record: Record) -> None:
+        path, body, outcome = prepared
+        job = outcome.job
         twin, twin_record = None, Record()
         if job.duplicate == RACE:
             twin = threading.Thread(target=self._duplicate, args=(path, body, outcome, twin_record), daemon=True)

@@ -1,9 +1,11 @@
 """The timed part: every simulated worker on its own thread, phase after phase.
 
-The run alternates phases of HIT submissions with phases of trivial requests, from the same
-workers on the same connections, in A B B A order, so the machine's slow moments (two
-cores, shared) hit both kinds alike. A phase's time runs from releasing all threads at
-once to the last one finishing; CPU is metered around it.
+A round has a phase of trivial requests and a HIT phase of two halves: every worker loads
+its pages and fills in the forms (the page's throughput), then posts all those answers
+(the submission's throughput), so each kind of request is measured on its own. Rounds
+alternate the order, A B B A, from the same workers on the same connections, so the
+machine's slow moments (two cores, shared) hit every kind alike. A phase's time runs from
+releasing all threads at once to the last one finishing; CPU is metered around it.
 """
 
 import math
@@ -45,7 +47,8 @@ class Progress:
 class Result:
     warmup: Load
     trivial: Load
-    hit: Load
+    page: Load
+    submit: Load
 
 
 Work = Callable[[SimulatedClient, Record, int], None]  # (client, its record, its index)
@@ -55,7 +58,7 @@ def rounds_run(
     *, clients: list[SimulatedClient], tasks, jobs: list[list[Job]], trivial: int, rounds: int, meters: Meters,
     progress: Progress,
 ) -> Result:
-    result = Result(Load(), Load(), Load())
+    result = Result(Load(), Load(), Load(), Load())
     stop = progress.stop
 
     def warm(client: SimulatedClient, record: Record, index: int) -> None:
@@ -73,9 +76,11 @@ def rounds_run(
             result.trivial.add(**phase_run(meters, clients, lambda c, r, i: c.trivial(counts[i], r, stop)))
 
         def hit_phase(round_=round_, label=label):
+            progress.phase = f"{label}, HIT pages"
+            result.page.add(**phase_run(meters, clients, lambda c, r, i: c.pages(chunk(jobs[i], round_, rounds), r, stop)))
             progress.phase = f"{label}, HIT submissions"
-            phase = phase_run(meters, clients, lambda c, r, i: c.submit(chunk(jobs[i], round_, rounds), r, stop))
-            result.hit.add(**phase)
+            phase = phase_run(meters, clients, lambda c, r, i: c.answers(r, stop))
+            result.submit.add(**phase)
             progress.acknowledged += sum(outcome.acknowledged for outcome in phase["record"].outcomes)
 
         # A B B A: neither kind always runs first, on the warmer or the more crowded half of a round.

@@ -160,14 +160,19 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         )
 
         progress.phase = "auditing the database"
-        failures = result.warmup.record.failures + result.trivial.record.failures + result.hit.record.failures
+        failures = [
+            *result.warmup.record.failures, *result.trivial.record.failures, *result.page.record.failures,
+            *result.submit.record.failures,
+        ]
         checks = audit(
-            outcomes=result.hit.record.outcomes, failures=failures, stored=fixtures.stored_read(), workers=args.workers
+            outcomes=result.submit.record.outcomes, failures=failures, stored=fixtures.stored_read(),
+            workers=args.workers,
         )
         correct = report_print(
             header=_header(args, server, throwaway, load_before, jobs),
             trivial=result.trivial,
-            hit=result.hit,
+            page=result.page,
+            submit=result.submit,
             submissions=progress.acknowledged,
             checks=checks,
         )
