@@ -97,11 +97,9 @@ class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.Creat
         body = LinksCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        if data["kind"] == ParticipantLink.Kind.OPEN:
-            made = [links.link_create(campaign=self.campaign, kind="open", label=" ".join(data["labels"]),
-                                      created_by=request.user)]
-        else:
-            made = links.links_create(campaign=self.campaign, labels=data["labels"], created_by=request.user)
+        made = links.links_issue(
+            campaign=self.campaign, kind=data["kind"], labels=data["labels"], created_by=request.user
+        )
         created = self.get_queryset().filter(pk__in=[link.pk for link in made])
         return Response(ParticipantLinkSerializer(created, many=True).data, status=status.HTTP_201_CREATED)
 

@@ -53,6 +53,14 @@ def links_create(*, campaign: Campaign, labels: list[str], created_by=None) -> l
         return [link_create(campaign=campaign, label=label, created_by=created_by) for label in labels]
 
 
+def links_issue(*, campaign: Campaign, kind: str, labels: list[str], created_by=None) -> list[ParticipantLink]:
+    """What a researcher asks for: one personal link per label, or one open link (the labels,
+    joined, name it)."""
+    if kind == Kind.OPEN:
+        return [link_create(campaign=campaign, kind=Kind.OPEN, label=" ".join(labels), created_by=created_by)]
+    return links_create(campaign=campaign, labels=labels, created_by=created_by)
+
+
 def link_revoke(*, link: ParticipantLink, now: datetime | None = None) -> int:
     """Close the link; the number of sessions stopped."""
     now = now or timezone.now()

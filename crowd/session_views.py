@@ -106,13 +106,9 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
         return render(request, "session/unavailable.html", status=403)
     if session.status == WorkSession.Status.ABANDONED:
         return _message(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
-    hold = None
-    if session.status == WorkSession.Status.ACTIVE:
-        hold = sessions.hold_next(session)
-        if hold is None:
-            if sessions.progress(session).done == 0:
-                return _nothing_left(request, session)
-            sessions.session_finish(session)
+    hold = sessions.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
+    if hold is None and session.status == WorkSession.Status.ACTIVE:
+        return _nothing_left(request, session)
     if hold is None:
         return _completion(request, session)
     progress = sessions.progress(session)

@@ -181,6 +181,15 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
         )
 
 
+def session_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold | None:
+    """The task to show the participant next. None when the session is over — finished here
+    if it did any work — or when there is nothing for it to do yet (it stays active)."""
+    hold = hold_next(session, now=now)
+    if hold is None and session.status == WorkSession.Status.ACTIVE and _done(session) > 0:
+        session_finish(session, now=now)
+    return hold
+
+
 def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
     """The first task of the pool with a free slot that this participant neither did nor holds."""
     worker_holds = TaskHold.objects.filter(task=OuterRef("pk"), session__worker_id=session.worker_id).filter(

@@ -153,11 +153,10 @@ def links_new(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _channel_page(request, campaign, links_form=form, status=400)
     try:
-        if form.cleaned_data["kind"] == ParticipantLink.Kind.OPEN:
-            made = [links.link_create(campaign=campaign, kind="open", label=" ".join(form.cleaned_data["lines"]),
-                                      created_by=request.user)]
-        else:
-            made = links.links_create(campaign=campaign, labels=form.cleaned_data["lines"], created_by=request.user)
+        made = links.links_issue(
+            campaign=campaign, kind=form.cleaned_data["kind"], labels=form.cleaned_data["lines"],
+            created_by=request.user,
+        )
     except ApplicationError as error:
         form.add_error(None, error.message)
         return _channel_page(request, campaign, links_form=form, status=error.http_status)
