@@ -26,13 +26,13 @@ For tests and rehearsals only; JSON in and out, no token, no CSRF. Refusals are
               amounts in cents; one payment row per participant per pay call.
 """
 
-import json
-
 from django.db import transaction
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
+
+from crowd.fault_control import fault_switches, faults_control_view, json_object
 
 from . import faults, submissions, wire
 from .api import OPERATIONS
@@ -44,26 +44,16 @@ COOKIE_PATH = "/localprolific/"
 FAULT_COUNTS = ("throttle", "service_fault", "lost_response", "latency_ms", "latency_calls", "retry_after")
 
 
-@csrf_exempt
-@require_http_methods(["GET", "POST", "DELETE"])
-def faults_control(request):
-    if request.method == "DELETE":
-        faults.clear()
-        return HttpResponse(status=204)
-    if request.method == "POST":
-        try:
-            faults.inject(**_fault_switches(request.body))
-        except ValueError as exc:
-            return JsonResponse({"code": "invalid_faults", "message": str(exc)}, status=400)
-        return JsonResponse({"faults": faults.active()}, status=201)
-    return JsonResponse({"faults": faults.active()})
+faults_control = faults_control_view(
+    faults, lambda body: fault_switches(body, counts=FAULT_COUNTS, operations=OPERATIONS)
+)
 
 
 @csrf_exempt
 @require_POST
 def participant_start(request, study_id):
     try:
-        participant_id = _json_object(request.body).get("participant_id") or None
+        participant_id = json_object(request.body).get("participant_id") or None
         if participant_id is not None and not isinstance(participant_id, str):
             raise ValueError("participant_id must be a string.")
     except ValueError as exc:
@@ -140,29 +130,3 @@ def _release(submission_id: str, outcome: str):
     return JsonResponse(wire.submission_short_json(submission))
 
 
-def _fault_switches(body: bytes) -> dict:
-    switches = _json_object(body)
-    unknown = set(switches) - {*FAULT_COUNTS, "operations"}
-    if unknown:
-        raise ValueError(f"Unknown switches: {', '.join(sorted(unknown))}.")
-    for name in FAULT_COUNTS:
-        value = switches.get(name)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise ValueError(f"{name} must be a whole number >= 0.")
-    operations = switches.get("operations", [])
-    if not isinstance(operations, list) or not all(isinstance(name, str) for name in operations):
-        raise ValueError("operations must be a list of operation names.")
-    strangers = sorted(set(operations) - set(OPERATIONS))
-    if strangers:
-        raise ValueError(f"Unknown operations {', '.join(strangers)}; they are {', '.join(OPERATIONS)}.")
-    return switches
-
-
-def _json_object(body: bytes) -> dict:
-    try:
-        value = json.loads(body or b"{}")
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"The body is not JSON: {exc}.") from exc
-    if not isinstance(value, dict):
-        raise ValueError("The body must be a JSON object.")
-    return value

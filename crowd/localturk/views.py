@@ -25,6 +25,8 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
+from crowd.fault_control import fault_switches, faults_control_view, json_object
+
 from . import faults, protocol
 from .errors import WorkerActionError
 from .marketplace import worker_id_check
@@ -46,19 +48,9 @@ def api(request):
     return response
 
 
-@csrf_exempt
-@require_http_methods(["GET", "POST", "DELETE"])
-def faults_control(request):
-    if request.method == "DELETE":
-        faults.clear()
-        return HttpResponse(status=204)
-    if request.method == "POST":
-        try:
-            faults.inject(**_fault_switches(request.body))
-        except ValueError as exc:
-            return JsonResponse({"code": "invalid_faults", "message": str(exc)}, status=400)
-        return JsonResponse({"faults": faults.active()}, status=201)
-    return JsonResponse({"faults": faults.active()})
+faults_control = faults_control_view(
+    faults, lambda body: fault_switches(body, counts=(*FAULT_COUNTS, "latency_calls"))
+)
 
 
 @csrf_exempt
@@ -67,7 +59,7 @@ def worker_profile_control(request, worker_id):
     try:
         worker_id_check(worker_id)
         if request.method == "PUT":
-            qualifications = _json_object(request.body).get("qualifications")
+            qualifications = json_object(request.body).get("qualifications")
             if not isinstance(qualifications, dict):
                 raise ValueError('Send {"qualifications": {qualification type id: value}}.')
             worker_qualifications_set(worker_id=worker_id, qualifications=qualifications)
@@ -78,26 +70,3 @@ def worker_profile_control(request, worker_id):
     return JsonResponse({"workerId": worker_id, "qualifications": worker_qualifications(worker_id)})
 
 
-def _fault_switches(body: bytes) -> dict:
-    switches = _json_object(body)
-    unknown = set(switches) - {*FAULT_COUNTS, "latency_calls", "operations"}
-    if unknown:
-        raise ValueError(f"Unknown switches: {', '.join(sorted(unknown))}.")
-    for name in (*FAULT_COUNTS, "latency_calls"):
-        value = switches.get(name)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise ValueError(f"{name} must be a whole number >= 0.")
-    operations = switches.get("operations", [])
-    if not isinstance(operations, list) or not all(isinstance(name, str) for name in operations):
-        raise ValueError("operations must be a list of operation names.")
-    return switches
-
-
-def _json_object(body: bytes) -> dict:
-    try:
-        value = json.loads(body or b"{}")
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"The body is not JSON: {exc}.") from exc
-    if not isinstance(value, dict):
-        raise ValueError("The body must be a JSON object.")
-    return value
