@@ -2,10 +2,7 @@
 
 import enum
 import functools
-import itertools
 import re
-import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import connection
@@ -13,6 +10,7 @@ from django.db import connection
 from annotation.hit_content import HitContent
 from annotation.hit_params import MAX_ID_LENGTH, HitParams
 from config.errors import ApplicationError
+from config.postgresql.prepared import PreparedStatement
 from crowd.models import Assignment, Worker, WorkerQuality
 
 # MTurk ids are upper-case letters and digits; other channels may use a few more symbols.
@@ -96,49 +94,4 @@ def _worker_state_sql() -> str:
     """
 
 
-class _PreparedStatement:
-    """`sql` prepared once per PostgreSQL connection, then run by name: PostgreSQL spends
-    about three times longer planning the worker-state query than running it.
-
-    The PREPARE goes with the first EXECUTE, in one round trip. Each PREPARE takes a new
-    name, and a connection's statement is recorded once it has run and forgotten when a run
-    fails, so a statement left by a failed attempt is neither prepared twice nor run. A
-    pooler that hands one server session to several clients (pgbouncer in transaction mode)
-    loses prepared statements: with one, set DISABLE_SERVER_SIDE_CURSORS as Django asks,
-    and the statement is sent in full. Other databases get it in full too (SQLite keeps
-    its own statement cache).
-    """
-
-    def __init__(self, name: str, sql: Callable[[], str]):
-        self.name = name
-        self.sql = sql
-        self._runs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # raw connection -> EXECUTE ...
-        self._serial = itertools.count()
-
-    def execute(self, cursor, params: list) -> None:
-        database = cursor.db
-        if database.vendor != "postgresql" or database.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
-            cursor.execute(self.sql(), params)
-            return
-        raw = database.connection
-        run = self._runs.get(raw)
-        if run is None:
-            name = f"{self.name}_{next(self._serial)}"
-            run = f"EXECUTE {name} ({', '.join(['%s'] * len(params))})"
-            cursor.execute(f"PREPARE {name} AS {_numbered(self.sql())}; {run}", params)
-            self._runs[raw] = run
-            return
-        try:
-            cursor.execute(run, params)
-        except Exception:
-            self._runs.pop(raw, None)
-            raise
-
-
-def _numbered(sql: str) -> str:
-    """The %s placeholders of `sql` as PREPARE's $1, $2, ..."""
-    first, *rest = sql.split("%s")
-    return first + "".join(f"${index}{part}" for index, part in enumerate(rest, start=1))
-
-
-_worker_state = _PreparedStatement("hit_worker_state", _worker_state_sql)
+_worker_state = PreparedStatement("hit_worker_state", _worker_state_sql)

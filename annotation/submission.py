@@ -9,10 +9,10 @@ stored.
 Eligibility (blocked, excluded, already answered) is checked when the page is rendered:
 only then is a submit token issued, so work in progress is never turned away here.
 
-On PostgreSQL one statement finds or inserts the worker and inserts the assignment and its
-labels; a single statement is a transaction of its own (or part of the caller's), and
-every further round trip to the server cost more than the rest of the request
-(benchmarks/hit_page_bench.py). Other databases take the same steps through the ORM in
+On PostgreSQL one statement, prepared once per connection, finds or inserts the worker and
+inserts the assignment and its labels; a single statement is a transaction of its own (or
+part of the caller's), and every further round trip to the server cost more than the rest
+of the request (benchmarks/hit_page_bench.py). Other databases take the same steps through the ORM in
 `transaction.atomic`.
 """
 
@@ -30,6 +30,7 @@ from annotation.hit_access import worker_ids_check
 from annotation.hit_content import HitContent
 from annotation.models import Batch
 from config.errors import Conflict
+from config.postgresql.prepared import PreparedStatement
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
 
 logger = logging.getLogger(__name__)
@@ -131,13 +132,13 @@ def _insert_in_one_statement(*, worker: Worker, assignment: Assignment, labels: 
         *_db_values(assignment, _insert_fields(Assignment, skip="worker_id")),
         *labels.columns.values(),
     ]
-    sql = _one_statement_sql(labels.model, tuple(labels.columns))
+    statement = _one_statement(labels.model, tuple(labels.columns))
     # A row that a concurrent submission inserted is invisible to the snapshot of the
     # statement that waited for it (the worker then comes back NULL); the next statement
     # sees it.
     for _ in range(2):
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            statement.execute(cursor, params)
             worker_pk, assignment_pk = cursor.fetchone()
         if assignment_pk is not None:
             assignment.pk, assignment.worker_id = assignment_pk, worker_pk
@@ -156,13 +157,22 @@ def _stored(*, worker: Worker, assignment_id: str) -> Assignment | None:
     ).first()
 
 
-def _insert_fields(model: type[models.Model], *, skip: str = "") -> list[models.Field]:
-    return [field for field in model._meta.concrete_fields if not field.primary_key and field.attname != skip]
+@functools.cache
+def _insert_fields(model: type[models.Model], *, skip: str = "") -> tuple[models.Field, ...]:
+    return tuple(field for field in model._meta.concrete_fields if not field.primary_key and field.attname != skip)
 
 
-def _db_values(instance: models.Model, fields: list[models.Field]) -> list:
+def _db_values(instance: models.Model, fields: tuple[models.Field, ...]) -> list:
     """What the ORM would insert for `instance`: defaults, auto_now_add, database types."""
     return [field.get_db_prep_save(field.pre_save(instance, add=True), connection) for field in fields]
+
+
+@functools.cache
+def _one_statement(label_model: type[models.Model], label_columns: tuple[str, ...]) -> PreparedStatement:
+    """_one_statement_sql, prepared once per connection: PostgreSQL takes longer to plan it
+    than to run it."""
+    name = f"hit_submit_{label_model._meta.model_name}"
+    return PreparedStatement(name, lambda: _one_statement_sql(label_model, label_columns))
 
 
 @functools.cache

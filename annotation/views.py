@@ -116,8 +116,9 @@ def _page_url(task_uuid: UUID, params: HitParams) -> str:
 
 
 def _wants_json(request: HttpRequest) -> bool:
-    # Browsers accept */*, so only an explicit application/json asks for JSON.
-    return "application/json" in request.headers.get("Accept", "")
+    # Browsers accept */*, so only an explicit application/json asks for JSON. META, not
+    # request.headers, which copies every header of the request on first use.
+    return "application/json" in request.META.get("HTTP_ACCEPT", "")
 
 
 def _stored_response(

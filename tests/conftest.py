@@ -65,7 +65,7 @@ def celery_worker_process(redis_url, live_server, settings, transactional_db):
     from config.celery import app
 
     database = settings.DATABASES["default"]
-    if database["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         message = "a Celery worker needs PostgreSQL: run the suite with `make test`"
         if CI:
             pytest.fail(message)

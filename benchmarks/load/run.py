@@ -17,8 +17,8 @@ reload, a retry), half at the same time from a second connection (a double click
 the run the database must hold every acknowledged answer once, as sent, with its labels,
 and nothing else (audit.py).
 
-Targets, printed beside the figures: p99 submission (the POST) ≤ 250 ms; submissions per
-second (each a page and its answer) ≥ 40 % of the trivial view's requests per second. Exit
+Targets, printed beside the figures: p99 submission (the POST) ≤ 250 ms; submissions (the
+POSTs) per second ≥ 40 % of the trivial view's requests per second. Exit
 status: 1 on a correctness failure (lost, doubled or altered answers, a 5xx, a refused or
 dropped request); 2 when the run did not finish within --timeout seconds, or could not
 start; a missed speed target never fails the run.
