@@ -35,7 +35,7 @@ test-fast: venv
 	$(PY) -m pytest -m "not browser and not e2e" $(PYTEST_ARGS)
 
 bench: venv
-	$(PY) -m tests.services run -- sh -c 'for b in benchmarks/*_bench.py benchmarks/load/run.py; do $(PY) $$b || exit 1; done'
+	$(PY) -m tests.services run -- sh -c 'for b in benchmarks/*_bench.py benchmarks/load/run.py; do $(PY) $$b $$( [ $$b = benchmarks/load/run.py ] && echo --repeat 3 ) || exit 1; done'
 
 clean:
 	rm -rf var staticfiles .pytest_cache

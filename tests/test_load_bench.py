@@ -69,17 +69,20 @@ def test_audit_reports_a_retried_duplicate_that_was_stored_anew():
     _postgres_bindir() is None and not os.environ.get("DATABASE_URL", "").startswith("postgres"),
     reason="needs PostgreSQL (python -m tests.services ensure)",
 )
-def test_a_tiny_load_run_stores_every_answer_once():
+def test_tiny_load_runs_store_every_answer_once_and_report_their_spread():
     command = [
         sys.executable, "benchmarks/load/run.py",
         "--workers", "3", "--submissions", "12", "--trivial", "6", "--rounds", "2", "--duplicates", "0.25",
-        "--timeout", "150",
+        "--timeout", "150", "--repeat", "2",
     ]
 
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=200)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "12 = 12" in result.stdout  # stored assignments = acknowledged submissions
-    assert "60 = 5 × 12" in result.stdout  # labels
-    assert "2 after the reply (2 already_stored)" in result.stdout
-    assert "correct: every answer stored once, as sent" in result.stdout
+    output = result.stdout
+    assert output.count("12 = 12") == 2  # stored assignments = acknowledged submissions, in each run
+    assert output.count("60 = 5 × 12") == 2  # labels
+    assert output.count("2 after the reply (2 already_stored)") == 2
+    assert output.count("correct: every answer stored once, as sent") == 2
+    spread = output.split("2 runs, in order", 1)[1]
+    assert "median" in spread and "of 2 runs" in spread and "correct in every run" in spread

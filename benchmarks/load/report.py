@@ -41,10 +41,21 @@ def latency_row(name: str, values: list[float], seconds: float) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Figures:
+    """What a run's summary keeps (run.py --repeat)."""
+
+    correct: bool  # every correctness check passed
+    share: float  # answers per second / trivial requests per second
+    p99_submit_ms: float
+    answers_per_second: float
+    trivial_per_second: float
+
+
 def report_print(
     *, header: list[str], trivial: Load, page: Load, submit: Load, submissions: int, checks: list[Check]
-) -> bool:
-    """Print everything; True when every correctness check passed (speed targets aside)."""
+) -> Figures:
+    """Print everything; `correct` says whether every correctness check passed (speed targets aside)."""
     for line in header:
         print(line)
     print()
@@ -95,7 +106,25 @@ def report_print(
             print(f"    {check.detail}")
     correct = all(check.ok for check in checks)
     print("correct: every answer stored once, as sent" if correct else "INCORRECT: see the failed checks above")
-    return correct
+    return Figures(correct, share, p99, submission_rate, trivial_rate)
+
+
+def repeats_print(figures: list[Figures]) -> None:
+    """The spread of several runs: each run's share and p99, their medians, and how many met."""
+    shares = [f.share for f in figures]
+    p99s = [f.p99_submit_ms for f in figures]
+    met = sum(share >= THROUGHPUT_SHARE for share in shares)
+    print(f"\n{len(figures)} runs, in order")
+    print("  submission throughput / trivial: " + ", ".join(f"{share:.0%}" for share in shares)
+          + f"; median {statistics.median(shares):.0%} (target ≥ {THROUGHPUT_SHARE:.0%}: "
+          + f"{'met' if statistics.median(shares) >= THROUGHPUT_SHARE else 'MISSED'} in the median, "
+          + f"{met} of {len(shares)} runs)")
+    print("  p99 submission ms: " + ", ".join(f"{p99:.0f}" for p99 in p99s)
+          + f"; median {statistics.median(p99s):.0f} (target ≤ {P99_SUBMIT_MS:g}: "
+          + f"{sum(p99 <= P99_SUBMIT_MS for p99 in p99s)} of {len(p99s)} runs)")
+    print("  answers/s: " + ", ".join(f"{f.answers_per_second:.0f}" for f in figures)
+          + "; trivial/s: " + ", ".join(f"{f.trivial_per_second:.0f}" for f in figures))
+    print("  correct in every run" if all(f.correct for f in figures) else "  INCORRECT in some run: see above")
 
 
 def _cpu(load: Load, count: int) -> str:

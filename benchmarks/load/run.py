@@ -23,14 +23,22 @@ status: 1 on a correctness failure (lost, doubled or altered answers, a 5xx, a r
 dropped request); 2 when the run did not finish within --timeout seconds, or could not
 start; a missed speed target never fails the run.
 
+`--repeat N` makes N whole runs, each in a process of its own (fresh database, fresh
+server), and then prints their spread: each run's share and p99 and the medians. On a
+shared 2-core machine the trivial view's own rate moves by a quarter from run to run, so
+one run's share is a sample, not the figure.
+
 gunicorn: 2 workers of the gthread class with 4 threads each by default; README.md here
 gives the measurements behind the choice, and --worker-class sync --threads N compare.
 """
 
 import argparse
+import dataclasses
+import json
 import os
 import secrets
 import signal
+import subprocess
 import sys
 import tempfile
 import warnings
@@ -48,7 +56,7 @@ from benchmarks.load.client import RACE, RETRY, Job, SimulatedClient  # noqa: E4
 from benchmarks.load.cpu import postgres_pid  # noqa: E402
 from benchmarks.load.phases import Meters, Progress, rounds_run  # noqa: E402
 from benchmarks.load.plan import jobs_plan, tasks_needed  # noqa: E402
-from benchmarks.load.report import report_print  # noqa: E402
+from benchmarks.load.report import Figures, repeats_print, report_print  # noqa: E402
 from benchmarks.load.server import Server, ServerError, gunicorn  # noqa: E402
 from crowd.simulate import Judge, crowd_make  # noqa: E402
 from tests.services import ServiceError, fresh_database, postgres  # noqa: E402
@@ -63,6 +71,8 @@ class HardTimeout(Exception):
 
 def main() -> int:
     args = _arguments()
+    if args.repeat > 1:
+        return repeat(args)
     progress = Progress()
 
     def expire(signum, frame):
@@ -89,6 +99,35 @@ def main() -> int:
         signal.alarm(0)
 
 
+def repeat(args: argparse.Namespace) -> int:
+    """--repeat N: N whole runs, each in a process of its own with a fresh database and
+    server, then their spread. Exit status: the worst of the runs'."""
+    command = [sys.executable, __file__, *_without_repeat(sys.argv[1:])]
+    figures, status = [], 0
+    with tempfile.TemporaryDirectory(prefix="salience-load-repeat-") as workdir:
+        for number in range(1, args.repeat + 1):
+            print(f"\n===== run {number} of {args.repeat} =====", flush=True)
+            summary = Path(workdir) / f"run-{number}.json"
+            status = max(status, subprocess.run([*command, "--summary", str(summary)]).returncode)
+            if summary.exists():
+                figures.append(Figures(**json.loads(summary.read_text())))
+    if figures:
+        repeats_print(figures)
+    return status
+
+
+def _without_repeat(argv: list[str]) -> list[str]:
+    kept, skip = [], False
+    for argument in argv:
+        if skip:
+            skip = False
+        elif argument == "--repeat":
+            skip = True
+        elif not argument.startswith("--repeat="):
+            kept.append(argument)
+    return kept
+
+
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=50, help="simulated workers, each a thread (default 50)")
@@ -101,9 +140,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=4, help="gunicorn --threads for gthread (default 4)")
     parser.add_argument("--timeout", type=int, default=300, help="hard limit on the whole run, seconds (default 300)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=1, help="whole runs, then their spread (default 1)")
+    parser.add_argument("--summary", type=Path, help="write the run's figures here as JSON (used by --repeat)")
     args = parser.parse_args()
     if args.workers < 1 or args.submissions < args.workers or args.rounds < 1 or not 0 <= args.duplicates <= 1:
         parser.error("need workers ≥ 1, submissions ≥ workers, rounds ≥ 1 and 0 ≤ duplicates ≤ 1")
+    if args.repeat < 1:
+        parser.error("need repeat ≥ 1")
     args.trivial = 2 * args.submissions if args.trivial is None else args.trivial
     if args.trivial < args.workers:
         parser.error("need trivial ≥ workers: each worker's share of the baseline must be measurable")
@@ -168,7 +211,7 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
             outcomes=result.submit.record.outcomes, failures=failures, stored=fixtures.stored_read(),
             workers=args.workers,
         )
-        correct = report_print(
+        figures = report_print(
             header=_header(args, server, throwaway, load_before, jobs),
             trivial=result.trivial,
             page=result.page,
@@ -178,7 +221,9 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         )
         if any(failure.status >= 500 for failure in failures):
             print(f"\ngunicorn's log, last lines ({server.log}):\n{server.log_tail()}")
-        return 0 if correct else 1
+        if args.summary:
+            args.summary.write_text(json.dumps(dataclasses.asdict(figures)))
+        return 0 if figures.correct else 1
 
 
 def _environment(database_url: str) -> dict[str, str]:
