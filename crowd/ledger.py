@@ -9,7 +9,9 @@ Entries (crowd.LedgerEntry), each written once per `(kind, reference)`:
     bonus      bonus:<token>                a bonus plus its fee
 
 Committed (net) = committed − released + bonus: the most the campaign can end up paying
-for what it published, and what the budget cap bounds. Spent = spent + bonus. Writers
+for what it published, and what the budget cap bounds: publishing (crowd.publishing) and
+granting a bonus (crowd.review) are refused with BudgetExceeded when they would take it,
+together with bonuses granted but not yet paid, over the cap. Spent = spent + bonus. Writers
 hold a row lock on what the entry is about (the campaign, HIT, assignment or bonus), so
 the existence check before the insert cannot race.
 """
@@ -19,11 +21,16 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
+from config.errors import ApplicationError
 from crowd import fees
 from crowd.models import HIT, Bonus, LedgerEntry
 
 Kind = LedgerEntry.Kind
 ZERO = Decimal("0.00")
+
+
+class BudgetExceeded(ApplicationError):
+    code = "budget_exceeded"
 
 
 @dataclass(frozen=True)
@@ -122,4 +129,15 @@ def bonus_paid(*, campaign_id: int, bonus: Bonus) -> bool:
         reference=f"bonus:{bonus.token}",
         amount=fees.bonus_cost(bonus.amount, channel=bonus.assignment.worker.channel),
         note=f"bonus {bonus.amount} to {bonus.assignment.worker}",
+    )
+
+
+def bonuses_pending(*, campaign) -> Decimal:
+    """Bonuses granted in the campaign but not paid yet, with their fees: not in the ledger
+    until paid, but already promised."""
+    pending = Bonus.objects.filter(assignment__task__batch__topic__campaign=campaign, sent_at__isnull=True)
+    return sum(
+        (fees.bonus_cost(amount, channel=channel)
+         for amount, channel in pending.values_list("amount", "assignment__worker__channel")),
+        ZERO,
     )

@@ -30,15 +30,12 @@ from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
 from crowd import fees, ledger
 from crowd.marketplace import Marketplace, Publication, RemoteHIT, Requirement, WorkType, get_marketplace
+from crowd.ledger import BudgetExceeded
 from crowd.models import HIT, HITType, LedgerEntry
 
 Environment = Campaign.Environment
 LOCALE_QUALIFICATION = "00000000000000000071"
 PERCENT_APPROVED_QUALIFICATION = "000000000000000000L0"
-
-
-class BudgetExceeded(ApplicationError):
-    code = "budget_exceeded"
 
 
 @dataclass(frozen=True)

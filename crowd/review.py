@@ -6,8 +6,9 @@ the assignment, or the bonus or worker). Every action is safe to repeat:
 
 * approve / reject: `InvalidState` from the marketplace means the assignment moved on
   (approved, auto-approved, rejected); GetAssignment tells which, and that is recorded.
-* bonus: the Bonus row is written first with its token, the marketplace is called with it
-  as `UniqueRequestToken`, so a retried send never pays twice.
+* bonus: the Bonus row is written first with its token, only if the bonus fits under the
+  campaign's budget cap; the marketplace is called with the token as
+  `UniqueRequestToken`, so a retried send never pays twice.
 
 Approval is the default outcome of work (see crowd.sync); rejection, blocking and bonuses
 are explicit admin decisions with a reason, recorded as WorkerDecision. A rejection's
@@ -22,7 +23,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError, Conflict
-from crowd import ledger
+from crowd import fees, ledger
 from crowd.fees import CENT
 from crowd.marketplace import DuplicateRequest, InvalidState, MarketplaceError, get_marketplace
 from crowd.models import HIT, Assignment, Bonus, Worker, WorkerDecision
@@ -165,10 +166,34 @@ def bonus_grant(*, assignment_id: int, amount: Decimal, reason: str, decided_by=
         raise ApplicationError(f"A bonus must be at least $0.01, in whole cents, not {amount}.", code="invalid_amount")
     assignment = _assignment(assignment_id)
     _marketplace_check(assignment)
-    bonus = Bonus.objects.create(
+    bonus = _bonus_record(assignment=assignment, amount=amount, reason=reason, decided_by=decided_by)
+    return bonus_send(bonus_id=bonus.pk)
+
+
+@transaction.atomic
+def _bonus_record(*, assignment: Assignment, amount: Decimal, reason: str, decided_by) -> Bonus:
+    """The Bonus row, written only when the bonus and its fee fit under the campaign's budget
+    cap beside everything committed and every bonus granted but not paid yet; under a lock
+    on the campaign, so two grants cannot both take the last of the headroom."""
+    campaign = Campaign.objects.select_for_update().get(pk=assignment.task.batch.topic.campaign_id)
+    cost = fees.bonus_cost(amount, channel=assignment.worker.channel)
+    money = ledger.campaign_money(campaign=campaign)
+    pending = ledger.bonuses_pending(campaign=campaign)
+    if money.committed + pending + cost > money.cap:
+        shortfall = money.committed + pending + cost - money.cap
+        raise ledger.BudgetExceeded(
+            f"A bonus of ${amount} to {assignment.worker} costs ${cost} with fees; ${money.committed} is committed"
+            + (f" and ${pending} of bonuses is granted but not paid yet" if pending else "")
+            + f", and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
+            "Raise the budget cap or pay a smaller bonus. Nothing was paid.",
+            details={
+                "cost": str(cost), "committed": str(money.committed), "pending_bonuses": str(pending),
+                "cap": str(money.cap), "shortfall": str(shortfall),
+            },
+        )
+    return Bonus.objects.create(
         assignment=assignment, amount=amount, reason=reason, token=uuid.uuid4().hex, created_by=decided_by
     )
-    return bonus_send(bonus_id=bonus.pk)
 
 
 def bonus_send(*, bonus_id: int) -> Bonus:

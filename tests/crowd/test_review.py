@@ -130,6 +130,38 @@ def test_a_bonus_is_paid_once_even_when_its_record_was_lost(local_turk, submitte
     assert money.spent == D("1.20")
 
 
+def test_a_bonus_over_the_budget_cap_is_refused_before_anything_is_paid(local_turk, submitted):
+    campaign = submitted.task.batch.topic.campaign
+    committed = ledger.campaign_money(campaign=campaign).committed
+    campaign.budget_cap = committed + D("1.20")  # room for a $1.00 bonus and its 20 % fee, no more
+    campaign.save(update_fields=["budget_cap"])
+    before = _balance(local_turk)
+
+    with pytest.raises(ledger.BudgetExceeded) as refused:
+        review.bonus_grant(assignment_id=submitted.pk, amount=D("1.05"), reason="Generous")
+    assert "costs $1.26 with fees" in str(refused.value) and "$0.06 short" in str(refused.value)
+    assert refused.value.details["shortfall"] == "0.06"
+    assert not Bonus.objects.exists() and _balance(local_turk) == before
+
+    review.bonus_grant(assignment_id=submitted.pk, amount=D("1.00"), reason="Exactly the headroom")
+    assert before - _balance(local_turk) == D("1.20")
+    with pytest.raises(ledger.BudgetExceeded):
+        review.bonus_grant(assignment_id=submitted.pk, amount=D("0.01"), reason="One cent more")
+
+
+def test_a_granted_unpaid_bonus_counts_against_the_cap(local_turk, submitted):
+    campaign = submitted.task.batch.topic.campaign
+    campaign.budget_cap = ledger.campaign_money(campaign=campaign).committed + D("1.20")
+    campaign.save(update_fields=["budget_cap"])
+    # A bonus recorded, whose send failed: promised, not paid, not in the ledger yet.
+    Bonus.objects.create(assignment=submitted, amount=D("0.50"), reason="Pending", token="pending-token")
+
+    with pytest.raises(ledger.BudgetExceeded) as refused:
+        review.bonus_grant(assignment_id=submitted.pk, amount=D("0.60"), reason="Too much beside the pending one")
+    assert "$0.60 of bonuses is granted but not paid yet" in str(refused.value)
+    assert review.bonus_grant(assignment_id=submitted.pk, amount=D("0.50"), reason="Fits").sent_at is not None
+
+
 def test_a_bonus_needs_whole_cents(local_turk, submitted):
     with pytest.raises(ApplicationError) as refused:
         review.bonus_grant(assignment_id=submitted.pk, amount=D("0.005"), reason="tiny")
