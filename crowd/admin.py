@@ -49,7 +49,7 @@ class BonusForm(forms.Form):
 
 class BlockForm(forms.Form):
     campaign = forms.ModelChoiceField(
-        queryset=Campaign.objects.all(), help_text="Its marketplace account blocks the worker."
+        queryset=Campaign.objects.all(), help_text="The block is set, or lifted, at this campaign's marketplace account."
     )
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Not shown to the worker."
@@ -128,12 +128,22 @@ def block_workers(modeladmin, request, queryset):
     )
 
 
+@admin.action(description="Unblock selected workers, with a reason…")
+def unblock_workers(modeladmin, request, queryset):
+    return _with_form(
+        modeladmin, request, queryset, form_class=BlockForm, title="Unblock workers",
+        apply=lambda row, data: review.worker_unblock(
+            worker_id=row.pk, campaign_id=data["campaign"].pk, reason=data["reason"], decided_by=request.user
+        ),
+    )
+
+
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
     list_display = ("external_id", "channel", "blocked", "created_at")
     list_filter = ("channel", "blocked")
     search_fields = ("external_id",)
-    actions = [block_workers]
+    actions = [block_workers, unblock_workers]
 
 
 @admin.register(WorkerQuality)

@@ -167,6 +167,9 @@ class SessionMarketplace:
     def worker_block(self, worker_id: str, *, reason: str) -> None:
         """Nothing remote: the session pages turn blocked workers away (Worker.blocked)."""
 
+    def worker_unblock(self, worker_id: str, *, reason: str) -> None:
+        """Nothing remote, as for a block."""
+
     def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
         if self.channel != Channel.PROLIFIC:
             raise MarketplaceError(

@@ -144,6 +144,9 @@ class Marketplace(Protocol):
 
     def worker_block(self, worker_id: str, *, reason: str) -> None: ...
 
+    def worker_unblock(self, worker_id: str, *, reason: str) -> None:
+        """Lift a block; succeeds whether or not the worker was blocked."""
+
     def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
         """Pay a bonus once per `token`; a repeated token raises DuplicateRequest."""
 

@@ -303,6 +303,9 @@ class MTurkMarketplace:
     def worker_block(self, worker_id: str, *, reason: str) -> None:
         self._call("create_worker_block", WorkerId=worker_id, Reason=reason)
 
+    def worker_unblock(self, worker_id: str, *, reason: str) -> None:
+        self._call("delete_worker_block", WorkerId=worker_id, Reason=reason)
+
     def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
         self._call(
             "send_bonus",

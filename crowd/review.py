@@ -1,4 +1,4 @@
-"""Reviewing work: approve, reject with a reason, block a worker, pay a bonus.
+"""Reviewing work: approve, reject with a reason, block or unblock a worker, pay a bonus.
 
 Each action calls the marketplace first and records the outcome only after the call
 succeeded, in its own transaction, under row locks (the HIT for its ledger entries, then
@@ -145,17 +145,29 @@ def assignment_reject(*, assignment_id: int, reason: str, decided_by=None) -> No
 
 def worker_block(*, worker_id: int, campaign_id: int, reason: str, decided_by=None) -> None:
     """Block the worker at the campaign's marketplace; our HIT pages turn them away too."""
-    reason = _reason_check(reason, what="A block")
+    _block_set(worker_id=worker_id, campaign_id=campaign_id, reason=reason, decided_by=decided_by, blocked=True)
+
+
+def worker_unblock(*, worker_id: int, campaign_id: int, reason: str, decided_by=None) -> None:
+    """Lift a block at the campaign's marketplace and on our pages: the worker may take HITs
+    again (quality control's exclusions stay as they are)."""
+    _block_set(worker_id=worker_id, campaign_id=campaign_id, reason=reason, decided_by=decided_by, blocked=False)
+
+
+def _block_set(*, worker_id: int, campaign_id: int, reason: str, decided_by, blocked: bool) -> None:
+    reason = _reason_check(reason, what="A block" if blocked else "Lifting a block")
     campaign = Campaign.objects.get(pk=campaign_id)
     worker = Worker.objects.get(pk=worker_id)
-    get_marketplace(campaign).worker_block(worker.external_id, reason=reason)
+    marketplace = get_marketplace(campaign)
+    (marketplace.worker_block if blocked else marketplace.worker_unblock)(worker.external_id, reason=reason)
     with transaction.atomic():
         worker = Worker.objects.select_for_update().get(pk=worker_id)
-        worker.blocked = True
-        worker.block_reason = reason
+        worker.blocked = blocked
+        worker.block_reason = reason if blocked else ""
         worker.save(update_fields=["blocked", "block_reason"])
         WorkerDecision.objects.create(
-            campaign=campaign, worker=worker, action="block", reason=reason, decided_by=decided_by
+            campaign=campaign, worker=worker, action="block" if blocked else "unblock", reason=reason,
+            decided_by=decided_by,
         )
 
 

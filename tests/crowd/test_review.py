@@ -107,6 +107,26 @@ def test_block_reaches_mturk_and_our_pages(local_turk, submitted):
     assert WorkerDecision.objects.get().action == "block"
 
 
+def test_unblock_lifts_the_block_at_mturk_and_on_our_pages(local_turk, submitted, client):
+    campaign = submitted.task.batch.topic.campaign
+    review.worker_block(worker_id=submitted.worker_id, campaign_id=campaign.pk, reason="Looked like a script.")
+    page = f"/hit/{submitted.task.uuid}/?assignmentId=ANEWASSIGNMENT&hitId=H&workerId=AWORKERONE0001"
+    assert "not available to you" in client.get(page).content.decode()
+
+    review.worker_unblock(worker_id=submitted.worker_id, campaign_id=campaign.pk, reason="A person after all.")
+
+    assert local_turk.client.list_worker_blocks()["WorkerBlocks"] == []
+    worker = Worker.objects.get(pk=submitted.worker_id)
+    assert not worker.blocked and worker.block_reason == ""
+    assert list(WorkerDecision.objects.order_by("id").values_list("action", "reason")) == [
+        ("block", "Looked like a script."), ("unblock", "A person after all."),
+    ]
+    assert "not available to you" not in client.get(page).content.decode()  # the page of work it did
+    with pytest.raises(ApplicationError) as refused:
+        review.worker_unblock(worker_id=submitted.worker_id, campaign_id=campaign.pk, reason="  ")
+    assert refused.value.code == "reason_required"
+
+
 def test_a_bonus_is_paid_once_even_when_its_record_was_lost(local_turk, submitted):
     before = _balance(local_turk)
 
@@ -208,3 +228,12 @@ def test_admin_pays_a_bonus_and_blocks_a_worker(local_turk, submitted, admin_cli
     assert Bonus.objects.get().amount == D("0.50")
     assert Worker.objects.get(pk=submitted.worker_id).blocked
     assert sorted(WorkerDecision.objects.values_list("action", flat=True)) == ["block", "bonus"]
+
+    admin_client.post(
+        reverse("admin:crowd_worker_changelist"),
+        {"action": "unblock_workers", "_selected_action": [submitted.worker_id], "apply": "Unblock workers",
+         "campaign": submitted.task.batch.topic.campaign_id, "reason": "Appeal accepted."},
+    )
+
+    assert not Worker.objects.get(pk=submitted.worker_id).blocked
+    assert local_turk.client.list_worker_blocks()["WorkerBlocks"] == []
