@@ -19,6 +19,7 @@ the existence check before the insert cannot race.
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from config.errors import ApplicationError
@@ -74,10 +75,20 @@ def _money(totals: dict[str, Decimal], *, cap: Decimal) -> Money:
 
 
 def entry_record(*, campaign_id: int, kind: str, reference: str, amount: Decimal, note: str = "") -> bool:
-    """Write the entry unless one with this kind and reference exists; True when written."""
+    """Write the entry unless one with this kind and reference exists; True when written.
+
+    The writers' row locks make the check exact; the unique constraint
+    (ledger_unique_reference) stands behind it, so a writer that forgot its lock records
+    nothing twice either."""
     if amount <= 0 or LedgerEntry.objects.filter(campaign_id=campaign_id, kind=kind, reference=reference).exists():
         return False
-    LedgerEntry.objects.create(campaign_id=campaign_id, kind=kind, reference=reference, amount=amount, note=note)
+    try:
+        with transaction.atomic():
+            LedgerEntry.objects.create(
+                campaign_id=campaign_id, kind=kind, reference=reference, amount=amount, note=note
+            )
+    except IntegrityError:
+        return False
     return True
 
 

@@ -209,6 +209,10 @@ class LedgerEntry(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # Each event is money once (crowd/ledger.py): the database refuses a second entry.
+            models.UniqueConstraint(fields=["campaign", "kind", "reference"], name="ledger_unique_reference")
+        ]
 
 
 class Bonus(models.Model):
