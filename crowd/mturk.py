@@ -51,6 +51,11 @@ ENDPOINTS = {
 }
 # botocore's `max_attempts` counts retries after the first try (reference §1.5); mephisto uses 10.
 MAX_ATTEMPTS = 10
+# A read a page waits for (the dashboard's balance): one retry and short timeouts, so an
+# unreachable or throttling endpoint makes the figure "unavailable" in seconds, not minutes.
+QUICK_ATTEMPTS = 1
+QUICK_TIMEOUTS = (3, 5)  # connect, read, seconds
+PATIENT_TIMEOUTS = (10, 60)
 # The local endpoint identifies the requester by access key and does not check signatures.
 LOCAL_ACCESS_KEY = "SALIENCELOCAL"
 LOCAL_SECRET_KEY = "salience-local-secret"
@@ -89,18 +94,21 @@ def endpoint_url(environment: str) -> str:
     raise ApplicationError(f"Unknown MTurk environment {environment!r}.", code="unknown_environment")
 
 
-def client_create(environment: str):
-    """The boto3 MTurk client of `environment` (cached per endpoint and retry setting)."""
+def client_create(environment: str, *, quick: bool = False):
+    """The boto3 MTurk client of `environment` (cached per endpoint and retry setting);
+    `quick` for reads a person waits for (QUICK_ATTEMPTS, QUICK_TIMEOUTS)."""
     if environment == Environment.PRODUCTION and settings.MTURK_ENVIRONMENT != Environment.PRODUCTION:
         raise ApplicationError(
             "This deployment is not configured for MTurk production: set MTURK_ENVIRONMENT=production.",
             code="production_disabled",
         )
-    return _client(environment, endpoint_url(environment), MAX_ATTEMPTS)
+    if quick:
+        return _client(environment, endpoint_url(environment), QUICK_ATTEMPTS, QUICK_TIMEOUTS)
+    return _client(environment, endpoint_url(environment), MAX_ATTEMPTS, PATIENT_TIMEOUTS)
 
 
 @functools.cache
-def _client(environment: str, url: str, max_attempts: int):
+def _client(environment: str, url: str, max_attempts: int, timeouts: tuple[int, int]):
     credentials = {}
     if environment == Environment.LOCAL:
         credentials = {"aws_access_key_id": LOCAL_ACCESS_KEY, "aws_secret_access_key": LOCAL_SECRET_KEY}
@@ -108,7 +116,11 @@ def _client(environment: str, url: str, max_attempts: int):
         "mturk",
         region_name=REGION,
         endpoint_url=url,
-        config=Config(retries={"mode": "standard", "max_attempts": max_attempts}, connect_timeout=10, read_timeout=60),
+        config=Config(
+            retries={"mode": "standard", "max_attempts": max_attempts},
+            connect_timeout=timeouts[0],
+            read_timeout=timeouts[1],
+        ),
         **credentials,
     )
 
@@ -208,9 +220,9 @@ class MTurkMarketplace:
         self.environment = environment
         self.client = client_create(environment)
 
-    def _call(self, operation: str, **params) -> dict:
+    def _call(self, operation: str, *, client=None, **params) -> dict:
         try:
-            return getattr(self.client, operation)(**params)
+            return getattr(client or self.client, operation)(**params)
         except ClientError as exc:
             raise _error(exc, operation) from exc
         except (BotoConnectionError, HTTPClientError) as exc:
@@ -326,4 +338,6 @@ class MTurkMarketplace:
         self._call("delete_hit", HITId=hit_id)
 
     def balance(self) -> Decimal:
-        return Decimal(self._call("get_account_balance")["AvailableBalance"])
+        """Read with the quick client: a page shows it."""
+        quick = client_create(self.environment, quick=True)
+        return Decimal(self._call("get_account_balance", client=quick)["AvailableBalance"])

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Topic
 from annotation.progress import Progress, campaign_progress
-from crowd.marketplace import MarketplaceUnavailable, get_marketplace
+from crowd.localturk import faults
 from crowd.models import HIT, Assignment, Comparison, LedgerEntry, LikertLabel
 from tests.factories import (
     AssignmentFactory,
@@ -23,6 +23,7 @@ from tests.factories import (
     TopicFactory,
     WorkerFactory,
 )
+from tests.services import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -38,24 +39,12 @@ BAD_TSV = (
 )
 
 
-class FakeMarketplace:
-    def __init__(self, balance):
-        self._balance = balance
-
-    def balance(self):
-        if isinstance(self._balance, Exception):
-            raise self._balance
-        return self._balance
-
-
 @pytest.fixture(autouse=True)
-def balance(monkeypatch):
-    """The marketplace balance the campaign page shows; tests that publish use the real one."""
-    def set_balance(value):
-        monkeypatch.setattr("annotation.dashboard_views.get_marketplace", lambda campaign: FakeMarketplace(value))
-
-    set_balance(D("10000.00"))
-    return set_balance
+def unreachable_endpoint(settings):
+    """Campaign pages read the marketplace balance: by default from a port nobody listens on
+    (the page says "unavailable"); tests that need the figure use `local_endpoint`."""
+    settings.MTURK_ENVIRONMENT = "local"
+    settings.MTURK_LOCAL_ENDPOINT_URL = f"http://127.0.0.1:{free_port()}/localturk/"
 
 
 @pytest.fixture
@@ -82,9 +71,8 @@ def topic(campaign):
 
 
 @pytest.fixture
-def local_endpoint(live_server, settings, monkeypatch):
+def local_endpoint(live_server, settings):
     """Publishing and the balance go to the local MTurk endpoint on the live server."""
-    monkeypatch.setattr("annotation.dashboard_views.get_marketplace", get_marketplace)
     settings.MTURK_ENVIRONMENT = "local"
     settings.SITE_URL = live_server.url
     settings.MTURK_LOCAL_ENDPOINT_URL = f"{live_server.url}/localturk/"
@@ -406,9 +394,8 @@ def test_progress_counts_what_the_pipeline_counts(campaign):
     assert waiting.tasks.percent == 0
 
 
-def test_the_campaign_page_shows_the_progress_and_an_unavailable_balance(owner_client, campaign, balance):
-    topic_with_work(campaign)
-    balance(MarketplaceUnavailable("MTurk get_account_balance: no connection"))
+def test_the_campaign_page_shows_the_progress_and_an_unavailable_balance(owner_client, campaign):
+    topic_with_work(campaign)  # the endpoint is unreachable (unreachable_endpoint)
 
     page = owner_client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
 
@@ -416,6 +403,19 @@ def test_the_campaign_page_shows_the_progress_and_an_unavailable_balance(owner_c
     assert 'max="10" value="3">30 %</progress>' in page
     assert '<span class="done">12</span> / <span class="total">30</span>' in page
     assert "Current batch: Comparison #1, published." in page
+
+
+@pytest.mark.mturk
+def test_a_throttling_marketplace_costs_the_page_one_retry_not_ten(owner_client, campaign, local_endpoint):
+    faults.inject(throttle=5, operations=["GetAccountBalance"])
+
+    page = owner_client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
+
+    assert '<dd data-money="balance"><span class="muted">unavailable</span></dd>' in page
+    assert faults.active()[0]["remaining"] == 3  # two calls: the first and one retry
+    faults.clear()
+    page = owner_client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
+    assert '<dd data-money="balance">$10,000.00</dd>' in page
 
 
 def test_the_campaign_page_makes_as_many_queries_for_five_topics_as_for_one(
