@@ -143,6 +143,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # --- Celery: eager when no broker is configured, Redis otherwise ------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+if CELERY_TASK_ALWAYS_EAGER:
+    # Nothing is sent: tasks run in the caller. Celery still makes a producer for an eager
+    # task, and without a URL kombu warns that it falls back to localhost.
+    CELERY_BROKER_URL = "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True

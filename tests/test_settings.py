@@ -47,4 +47,6 @@ def test_development_defaults_to_local_mturk_and_eager_celery(settings):
     assert settings.MTURK_ENVIRONMENT in ("local", "sandbox", "production")
     from config.celery import app
 
-    assert app.conf.task_always_eager is (not settings.CELERY_BROKER_URL)
+    assert app.conf.task_always_eager is settings.CELERY_TASK_ALWAYS_EAGER
+    if settings.CELERY_TASK_ALWAYS_EAGER:  # no CELERY_BROKER_URL: nothing leaves the process
+        assert app.conf.broker_url == "memory://localhost/"

@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--spammers", type=float, default=0.1)
 
     def handle(self, *args, port, quick, no_serve, workers, spammers, **options):
-        if settings.CELERY_BROKER_URL:
+        if not settings.CELERY_TASK_ALWAYS_EAGER:
             self.stderr.write("The demo runs Celery eagerly: unset CELERY_BROKER_URL.")
             return
         started = time.monotonic()
