@@ -2,8 +2,8 @@
 local endpoint, checked against the model's output shapes.
 
 The calls are recorded with botocore event hooks on the app's own client while the app
-publishes, recovers a HIT by token, syncs, reviews, pays, blocks, expires, deletes and reads
-the balance. Inputs go through botocore.validate (required members, types, minimums) and
+publishes, recovers a HIT by token, syncs, reviews, pays, blocks, unblocks, expires, deletes
+and reads the balance. Inputs go through botocore.validate (required members, types, minimums) and
 through the constraints MTurk checks itself (maximums, patterns, enums); parsed outputs go
 through botocore.validate against the output shapes, so a string sent as a number, or a
 timestamp botocore could not parse, fails here.
@@ -19,7 +19,7 @@ import pytest
 from botocore.validate import validate_parameters
 from django.utils import timezone
 
-from crowd import review
+from crowd import mturk, review
 from crowd.expiry import batch_expire
 from crowd.localturk.validation import params_validate
 from crowd.marketplace import Publication, WorkType, get_marketplace
@@ -34,15 +34,16 @@ pytestmark = pytest.mark.mturk
 
 OPERATIONS_USED = {
     "CreateHITType", "CreateHITWithHITType", "GetHIT", "ListHITs", "ListAssignmentsForHIT", "GetAssignment",
-    "ApproveAssignment", "RejectAssignment", "CreateWorkerBlock", "SendBonus", "UpdateExpirationForHIT",
-    "DeleteHIT", "GetAccountBalance",
+    "ApproveAssignment", "RejectAssignment", "CreateWorkerBlock", "DeleteWorkerBlock", "SendBonus",
+    "UpdateExpirationForHIT", "DeleteHIT", "GetAccountBalance",
 }
 
 
 @pytest.fixture
 def recorded(local_turk, monkeypatch):
     monkeypatch.setattr("crowd.sync.topics_advance_after_sync", lambda topic_ids: None)
-    events = local_turk.client.meta.events
+    # The app's two clients: the patient one, and the quick one for reads a page waits for.
+    clients = [local_turk.client, mturk.client_create("local", quick=True)]
     requests, responses = [], []
 
     def on_params(params, model, **kwargs):
@@ -51,11 +52,13 @@ def recorded(local_turk, monkeypatch):
     def on_response(http_response, parsed, model, **kwargs):
         responses.append((model.name, http_response.status_code, copy.deepcopy(parsed)))
 
-    events.register("provide-client-params.mturk", on_params, unique_id="wire-requests")
-    events.register("after-call.mturk", on_response, unique_id="wire-responses")
+    for client in clients:
+        client.meta.events.register("provide-client-params.mturk", on_params, unique_id="wire-requests")
+        client.meta.events.register("after-call.mturk", on_response, unique_id="wire-responses")
     yield requests, responses
-    events.unregister("provide-client-params.mturk", unique_id="wire-requests")
-    events.unregister("after-call.mturk", unique_id="wire-responses")
+    for client in clients:
+        client.meta.events.unregister("provide-client-params.mturk", unique_id="wire-requests")
+        client.meta.events.unregister("after-call.mturk", unique_id="wire-responses")
 
 
 def _everything_the_app_does(local_turk):
@@ -88,6 +91,7 @@ def _everything_the_app_does(local_turk):
     review.assignment_reject(assignment_id=second.pk, reason="Identical answers.")
     review.bonus_grant(assignment_id=first.pk, amount=D("0.25"), reason="Thank you.")
     review.worker_block(worker_id=second.worker_id, campaign_id=campaign.pk, reason="Spam.")
+    review.worker_unblock(worker_id=second.worker_id, campaign_id=campaign.pk, reason="Appeal accepted.")
     batch_expire(batch_id=batch.pk)
     # Quality control ran after the sync; make its run later than the submission for approval.
     WorkerQuality.objects.update_or_create(
