@@ -17,12 +17,15 @@ second; the limits (settings SUBMIT_RATE_PER_WORKER, SUBMIT_RATE_PER_ADDRESS, pe
 0 = off) stop scripts and retry storms, not people.
 """
 
+import functools
 import logging
 import re
 import time
 
+import redis
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
@@ -86,11 +89,9 @@ class SubmissionRateLimitMiddleware:
         checks = [("address", client_address(request), settings.SUBMIT_RATE_PER_ADDRESS)]
         if worker:
             checks.append(("worker", worker, settings.SUBMIT_RATE_PER_WORKER))
-        over = False
-        for kind, key, limit in checks:
-            if limit and _count(f"rate:{kind}:{key}:{window}") > limit:
-                over = True
-        return wait if over else 0
+        checks = [(f"rate:{kind}:{key}:{window}", limit) for kind, key, limit in checks if limit]
+        counts = _counts([key for key, _ in checks]) if checks else []
+        return wait if any(count > limit for count, (_, limit) in zip(counts, checks, strict=True)) else 0
 
 
 def client_address(request: HttpRequest) -> str:
@@ -102,20 +103,49 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
-def _count(key: str) -> int:
-    """This window's count for `key`, this request included; 0 when the cache is down: the
-    limits fail open, since refusing every answer while Redis restarts would lose work."""
+def _counts(keys: list[str]) -> list[int]:
+    """This window's count for each key, this request included; 0 when the cache is down:
+    the limits fail open, since refusing every answer while Redis restarts would lose work."""
     cache = caches["ratelimit"]
     try:
-        cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
-        try:
-            return cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
-            return 1
+        if isinstance(cache, RedisCache):
+            return _redis_counts(keys)
+        return [_cache_count(cache, key) for key in keys]
     except Exception as error:  # noqa: BLE001 — any cache failure: count nothing, log it
         logger.warning("rate limit not counted, the cache failed: %s", error)
-        return 0
+        return [0] * len(keys)
+
+
+def _redis_counts(keys: list[str]) -> list[int]:
+    """Every key counted in one round trip: SET NX starts a window's counter with its expiry,
+    INCR counts. Through Django's cache API each key cost three round trips (add; incr is
+    EXISTS then INCR), about 1 ms of CPU per submission for the two limits."""
+    pipeline = _redis_client(_redis_location()).pipeline(transaction=False)
+    for key in keys:
+        pipeline.set(f"salience:{key}", 0, ex=WINDOW_SECONDS * 2, nx=True)
+        pipeline.incr(f"salience:{key}")
+    return [int(count) for count in pipeline.execute()[1::2]]
+
+
+def _redis_location() -> str:
+    """The ratelimit cache's server; with several, Django writes to the first."""
+    location = settings.CACHES["ratelimit"]["LOCATION"]
+    servers = location.split(",") if isinstance(location, str) else list(location)
+    return servers[0].strip()
+
+
+@functools.cache
+def _redis_client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+
+
+def _cache_count(cache, key: str) -> int:
+    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
+        return 1
 
 
 def _too_many(request: HttpRequest, wait: int) -> HttpResponse:

@@ -3,14 +3,18 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import redis
 from django.core.cache import caches
 from django.test import Client
 
+from config.security import WINDOW_SECONDS
 from crowd.models import Assignment
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory
+from tests.services import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,6 +92,42 @@ def test_an_address_over_the_limit_gets_429(settings, task):
 
     assert statuses[3] == 429 and 429 not in statuses[:3]
     assert elsewhere != 429
+
+
+@pytest.fixture
+def redis_counters(settings, redis_url):
+    """The rate-limit counters in a real Redis (its database 5, emptied), as with CACHE_URL=redis://…"""
+    url = redis_url.rsplit("/", 1)[0] + "/5"
+    server = redis.Redis.from_url(url)
+    server.flushdb()
+    settings.CACHES = {**settings.CACHES, "ratelimit": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                                        "LOCATION": url}}
+    yield server
+    server.flushdb()
+
+
+@pytest.mark.rate_limits
+def test_with_redis_both_limits_are_counted_in_one_round_trip_and_expire(settings, task, redis_counters):
+    settings.SUBMIT_RATE_PER_WORKER = 2
+    client = Client()
+
+    statuses = [_submit(client, task, "W1", f"A{n}").status_code for n in range(3)]
+
+    assert statuses[2] == 429 and 429 not in statuses[:2]
+    window = int(time.time() // WINDOW_SECONDS)
+    worker_key, address_key = f"salience:rate:worker:W1:{window}", f"salience:rate:address:203.0.113.7:{window}"
+    assert int(redis_counters.get(worker_key)) == 3 and int(redis_counters.get(address_key)) == 3
+    assert 0 < redis_counters.ttl(worker_key) <= 2 * WINDOW_SECONDS  # the window's counter goes away
+
+
+@pytest.mark.rate_limits
+def test_with_redis_down_the_limits_fail_open(settings, task):
+    settings.SUBMIT_RATE_PER_WORKER = 1
+    settings.CACHES = {**settings.CACHES, "ratelimit": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                                        "LOCATION": f"redis://127.0.0.1:{free_port()}/0"}}
+    client = Client()
+
+    assert 429 not in {_submit(client, task, "W1", f"A{n}").status_code for n in range(3)}
 
 
 @pytest.mark.rate_limits

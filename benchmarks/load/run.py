@@ -59,9 +59,10 @@ from benchmarks.load.plan import jobs_plan, tasks_needed  # noqa: E402
 from benchmarks.load.report import Figures, repeats_print, report_print  # noqa: E402
 from benchmarks.load.server import Server, ServerError, gunicorn  # noqa: E402
 from crowd.simulate import Judge, crowd_make  # noqa: E402
-from tests.services import ServiceError, fresh_database, postgres  # noqa: E402
+from tests.services import ServiceError, fresh_database, postgres, redis  # noqa: E402
 
 DATABASE = "salience_load_bench"
+RATE_LIMIT = 1_000_000  # a minute, per worker and per address: counted, never reached
 SETTINGS = "benchmarks.load.settings"
 
 
@@ -141,6 +142,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--timeout", type=int, default=300, help="hard limit on the whole run, seconds (default 300)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="whole runs, then their spread (default 1)")
+    parser.add_argument("--rate-limits", action="store_true",
+                        help="count every submission in Redis as production does, under limits nobody reaches")
     parser.add_argument("--summary", type=Path, help="write the run's figures here as JSON (used by --repeat)")
     args = parser.parse_args()
     if args.workers < 1 or args.submissions < args.workers or args.rounds < 1 or not 0 <= args.duplicates <= 1:
@@ -165,6 +168,10 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
             (workdir / "pg").mkdir()
             server_url = stack.enter_context(postgres(workdir / "pg"))
         env = _environment(fresh_database(server_url, DATABASE))
+        if args.rate_limits:
+            progress.phase = "starting Redis"
+            (workdir / "redis").mkdir()
+            env.update(CACHE_URL=stack.enter_context(redis(workdir / "redis")), LOAD_BENCH_RATE_LIMIT=str(RATE_LIMIT))
         os.environ.update(env)  # the same settings here, for the fixtures and the audit
 
         import django
@@ -253,6 +260,7 @@ def _header(args, server: Server, throwaway: bool, load_before, jobs: list[list[
         fsync, synchronous_commit, version = cursor.fetchone()
     duplicates = Counter(job.duplicate for own in jobs for job in own if job.duplicate)
     cache = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
+    counters = settings.CACHES["ratelimit"]["BACKEND"].rsplit(".", 1)[-1]
     origin = "throw-away server (tests/services.py)" if throwaway else "server of DATABASE_URL"
     return [
         f"Load benchmark: {args.workers} simulated workers, {args.submissions} HIT submissions (GET page, "
@@ -263,7 +271,8 @@ def _header(args, server: Server, throwaway: bool, load_before, jobs: list[list[
         f"DEBUG={settings.DEBUG}, CONN_MAX_AGE={database['CONN_MAX_AGE']}, "
         f"CONN_HEALTH_CHECKS={database['CONN_HEALTH_CHECKS']}, cache {cache}, "
         f"SECURE_SSL_REDIRECT={settings.SECURE_SSL_REDIRECT} (clients send X-Forwarded-Proto: https), "
-        f"submission rate limits {settings.SUBMIT_RATE_PER_WORKER}/{settings.SUBMIT_RATE_PER_ADDRESS} (0: off)",
+        f"submission rate limits {settings.SUBMIT_RATE_PER_WORKER}/{settings.SUBMIT_RATE_PER_ADDRESS} (0: off), "
+        f"counted in {counters}",
         f"database: {version.split(' on ')[0]}, {origin}, fresh database {DATABASE}; "
         f"fsync={fsync}, synchronous_commit={synchronous_commit}",
         f"client: this process, {args.workers} threads on http.client keep-alive connections; machine: "
