@@ -130,6 +130,9 @@ class CampaignChannelView(CampaignScoped, APIView):
             per_session = data.get("tasks_per_session")
             if per_session is not None and per_session != self.campaign.tasks_per_session:
                 campaign_update(campaign_id=self.campaign.pk, changes={"tasks_per_session": per_session})
+            if "prolific_filters" in data:
+                self.campaign.refresh_from_db()
+                channels.prolific_filters_set(campaign=self.campaign, filters=data["prolific_filters"])
         self.campaign.refresh_from_db()
         return Response(self._state())
 
@@ -138,4 +141,5 @@ class CampaignChannelView(CampaignScoped, APIView):
             "channel": self.campaign.channel,
             "environment": self.campaign.mturk_environment,
             "tasks_per_session": self.campaign.tasks_per_session,
+            "prolific_filters": (self.campaign.channel_settings or {}).get("prolific", {}).get("filters", []),
         }

@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.campaigns import campaign_update
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError, Conflict
 from crowd import sessions
@@ -422,6 +423,75 @@ def completion_url(study: Study) -> str:
 
 
 # ---- Choosing the channel ------------------------------------------------------------------------
+
+
+def prolific_filters_check(filters) -> list[dict]:
+    """Prolific eligibility filters as its API takes them on a study (docs.prolific.com,
+    api-reference/filters): a list of objects, each with a "filter_id" and either
+    "selected_values" (choice ids, as strings) or "selected_range" ({"lower", "upper"}, either
+    may be left out), and optional "weightings" for quotas. Returns them, or raises
+    ApplicationError naming every problem by position and field."""
+    if not isinstance(filters, list):
+        raise ApplicationError("Prolific filters must be a JSON list of filter objects.", code="invalid_filters")
+    problems = []
+    for number, item in enumerate(filters, start=1):
+        where = f"filter {number}"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: an object is needed, not {type(item).__name__}")
+            continue
+        filter_id = item.get("filter_id")
+        if not isinstance(filter_id, str) or not filter_id.strip():
+            problems.append(f'{where}: "filter_id" is missing (a text such as "approval_rate")')
+        else:
+            where = f"filter {number} ({filter_id})"
+        problems += [f"{where}: {problem}" for problem in _filter_problems(item)]
+    if problems:
+        raise ApplicationError(
+            "The Prolific filters are not usable: " + "; ".join(problems) + ".",
+            code="invalid_filters",
+            details={"problems": problems},
+        )
+    return filters
+
+
+def _filter_problems(item: dict) -> list[str]:
+    unknown = set(item) - {"filter_id", "selected_values", "selected_range", "weightings"}
+    problems = [f'unknown field "{name}"' for name in sorted(unknown)]
+    values, bounds = item.get("selected_values"), item.get("selected_range")
+    if (values is None) == (bounds is None):
+        return problems + ['give either "selected_values" or "selected_range"']
+    if values is not None:
+        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v for v in values):
+            problems.append('"selected_values" must be a non-empty list of choice ids, as texts')
+        weightings = item.get("weightings")
+        if weightings is not None and not (
+            isinstance(weightings, dict)
+            and set(weightings) <= set(values if isinstance(values, list) else ())
+            and all(isinstance(w, int | float) and not isinstance(w, bool) and w > 0 for w in weightings.values())
+        ):
+            problems.append('"weightings" must map selected values to positive numbers')
+        return problems
+    if not isinstance(bounds, dict) or not bounds or set(bounds) - {"lower", "upper"}:
+        return problems + ['"selected_range" must be an object with "lower", "upper" or both']
+    numbers = {key: value for key, value in bounds.items() if isinstance(value, int | float) and not isinstance(value, bool)}
+    if len(numbers) != len(bounds):
+        problems.append('"selected_range" bounds must be numbers')
+    elif "lower" in numbers and "upper" in numbers and numbers["lower"] > numbers["upper"]:
+        problems.append(f'"selected_range" lower {numbers["lower"]} is above upper {numbers["upper"]}')
+    if "weightings" in item:
+        problems.append('"weightings" go with "selected_values" only')
+    return problems
+
+
+def prolific_filters_set(*, campaign: Campaign, filters: list[dict]) -> Campaign:
+    """Store the filters every study of the campaign is created with (a draft campaign only,
+    as every setting)."""
+    prolific_filters_check(filters)
+    settings_now = dict(campaign.channel_settings or {})
+    settings_now["prolific"] = {**settings_now.get("prolific", {}), "filters": filters}
+    if settings_now == (campaign.channel_settings or {}):
+        return campaign
+    return campaign_update(campaign_id=campaign.pk, changes={"channel_settings": settings_now})
 
 
 def channel_set(*, campaign: Campaign, channel: str, environment: str | None = None) -> Campaign:

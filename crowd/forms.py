@@ -1,8 +1,12 @@
 """Forms of the worker-quality pages."""
 
+import json
+
 from django import forms
 
 from annotation.models import Campaign
+from config.errors import ApplicationError
+from crowd import channels
 from crowd.models import ParticipantLink, WorkerQuality
 
 
@@ -30,6 +34,30 @@ class ChannelForm(forms.Form):
         help_text="Local rehearses on this server's own endpoint; Prolific has no sandbox.",
     )
     tasks_per_session = forms.IntegerField(min_value=1, max_value=100, help_text="Prolific and links only.")
+    prolific_filters = forms.CharField(
+        label="Prolific filters",
+        widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
+        required=False,
+        max_length=20_000,
+        help_text=(
+            'Prolific only. A JSON list, as Prolific\'s API takes it, e.g. [{"filter_id": "approval_rate", '
+            '"selected_range": {"lower": 95}}]; filter ids and choices are listed by Prolific\'s '
+            "GET /api/v1/filters/. Empty: anyone on Prolific."
+        ),
+    )
+
+    def clean_prolific_filters(self) -> list[dict]:
+        text = self.cleaned_data["prolific_filters"].strip()
+        if not text:
+            return []
+        try:
+            filters = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(f"Not JSON: {error.msg} at line {error.lineno}, column {error.colno}.")
+        try:
+            return channels.prolific_filters_check(filters)
+        except ApplicationError as error:
+            raise forms.ValidationError(error.message)
 
 
 class LinksForm(forms.Form):

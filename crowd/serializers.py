@@ -4,6 +4,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import Campaign
+from config.errors import ApplicationError
+from crowd.channels import prolific_filters_check
 from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
 
 
@@ -98,3 +100,15 @@ class ChannelSerializer(serializers.Serializer):
     channel = serializers.ChoiceField(choices=Campaign.Channel.choices)
     environment = serializers.ChoiceField(choices=Campaign.Environment.choices, required=False)
     tasks_per_session = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    prolific_filters = serializers.JSONField(
+        required=False,
+        help_text='Prolific eligibility filters for every study, as Prolific\'s API takes them: '
+                  '[{"filter_id": ..., "selected_values": [...]} or {"filter_id": ..., "selected_range": '
+                  '{"lower": ..., "upper": ...}}]; [] for none.',
+    )
+
+    def validate_prolific_filters(self, value):
+        try:
+            return prolific_filters_check(value)
+        except ApplicationError as error:
+            raise serializers.ValidationError(error.message) from None

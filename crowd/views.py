@@ -2,6 +2,7 @@
 user may see (others are a 404), call crowd.quality_report or crowd.worker_quality, render."""
 
 import csv
+import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -110,6 +111,7 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
         "channel": campaign.channel,
         "environment": campaign.mturk_environment,
         "tasks_per_session": campaign.tasks_per_session,
+        "prolific_filters": _filters_text(campaign),
     })
     return render(request, "crowd/channel.html", {
         "campaign": campaign,
@@ -120,6 +122,11 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
         "participants": links.participants(campaign=campaign),
         "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
     }, status=status)
+
+
+def _filters_text(campaign) -> str:
+    filters = (campaign.channel_settings or {}).get("prolific", {}).get("filters", [])
+    return json.dumps(filters, indent=2) if filters else ""
 
 
 @login_required
@@ -135,9 +142,10 @@ def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
                 campaign=campaign, channel=form.cleaned_data["channel"], environment=form.cleaned_data["environment"]
             )
             if form.cleaned_data["tasks_per_session"] != campaign.tasks_per_session:
-                campaign_update(
+                campaign = campaign_update(
                     campaign_id=campaign.pk, changes={"tasks_per_session": form.cleaned_data["tasks_per_session"]}
                 )
+            channels.prolific_filters_set(campaign=campaign, filters=form.cleaned_data["prolific_filters"])
     except ApplicationError as error:
         form.add_error(None, error.message)
         return _channel_page(request, campaign, channel_form=form, status=error.http_status)

@@ -11,7 +11,7 @@ from django.core.cache import cache
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
-from crowd import ledger, review
+from crowd import channels, ledger, review
 from crowd.channel_demo import local_prolific_starter
 from crowd.localprolific import faults
 from crowd.models import HIT, Assignment, LedgerEntry, Study, TaskHold, WorkSession
@@ -77,6 +77,20 @@ def test_publishing_a_batch_creates_and_publishes_one_study(local_prolific):
     assert set(HIT.objects.filter(task__batch=batch).values_list("channel", flat=True)) == {"prolific"}
     # 6 answers at 0.15 + Prolific's fee (42.8 %: 0.06) = 6 × 0.21
     assert ledger.campaign_money(campaign=batch.topic.campaign).committed == D("1.26")
+
+
+def test_the_campaigns_filters_go_with_every_study(local_prolific):
+    from crowd.localprolific.models import Study as RemoteStudy
+
+    batch = _prolific_batch()
+    filters = [{"filter_id": "approval_rate", "selected_range": {"lower": 95, "upper": 100}},
+               {"filter_id": "fluent-languages", "selected_values": ["19"]}]
+    channels.prolific_filters_set(campaign=batch.topic.campaign, filters=filters)
+
+    batch_publish(batch_id=batch.pk)
+
+    study = Study.objects.get(batch=batch)
+    assert RemoteStudy.objects.get(study_id=study.study_id).filters == filters  # as received over HTTP
 
 
 def test_a_crash_between_study_creation_and_publication_is_picked_up(local_prolific, monkeypatch):

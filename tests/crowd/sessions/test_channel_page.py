@@ -42,6 +42,50 @@ def test_the_channel_and_the_session_length_are_chosen_on_the_page(owner_client,
     assert (campaign.channel, campaign.tasks_per_session) == ("links", 8)
 
 
+APPROVAL_95 = '[{"filter_id": "approval_rate", "selected_range": {"lower": 95}}]'
+FILTER_PAGE = {"channel": "prolific", "environment": "local", "tasks_per_session": 10}
+
+
+def test_prolific_filters_are_checked_saved_and_shown_again(owner_client, campaign):
+    campaign.channel_settings = {"prolific": {"seconds_per_task": 30}}
+    campaign.save(update_fields=["channel_settings"])
+
+    saved = owner_client.post("/campaigns/loans/channel/set/", {**FILTER_PAGE, "prolific_filters": APPROVAL_95})
+
+    assert saved.status_code == 302
+    campaign.refresh_from_db()
+    assert campaign.channel_settings == {"prolific": {
+        "seconds_per_task": 30, "filters": [{"filter_id": "approval_rate", "selected_range": {"lower": 95}}],
+    }}
+    page = owner_client.get("/campaigns/loans/channel/").content.decode()
+    assert "&quot;filter_id&quot;: &quot;approval_rate&quot;" in page  # in the textarea, to edit
+    owner_client.post("/campaigns/loans/channel/set/", {**FILTER_PAGE, "prolific_filters": ""})
+    campaign.refresh_from_db()
+    assert campaign.channel_settings["prolific"]["filters"] == []
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[{"filter_id": "approval_rate", "selected_range": {"lower": 95}', "Not JSON: Expecting"),
+        ('{"filter_id": "handedness"}', "must be a JSON list"),
+        ('[{"selected_values": ["0"]}]', 'filter 1: &quot;filter_id&quot; is missing'),
+        ('[{"filter_id": "handedness", "selected_values": []}]', "filter 1 (handedness): &quot;selected_values&quot; must"),
+        ('[{"filter_id": "age", "selected_range": {"lower": 40, "upper": 30}}]', "lower 40 is above upper 30"),
+        ('[{"filter_id": "age"}]', "give either"),
+        ('[{"filter_id": "age", "selected_range": {"lower": "18"}}]', "bounds must be numbers"),
+        ('[{"filter_id": "handedness", "selected_values": ["0"], "weightings": {"1": 1}}]', "weightings"),
+        ('[{"filter_id": "handedness", "selected_values": ["0"], "colour": "red"}]', "unknown field"),
+    ],
+)
+def test_bad_prolific_filters_are_refused_with_what_is_wrong(owner_client, campaign, text, message):
+    refused = owner_client.post("/campaigns/loans/channel/set/", {**FILTER_PAGE, "prolific_filters": text})
+
+    assert refused.status_code == 400 and message in refused.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.channel == "mturk" and "prolific" not in campaign.channel_settings  # nothing saved
+
+
 def test_links_are_created_shown_downloaded_and_revoked(owner_client, campaign):
     Campaign.objects.filter(pk=campaign.pk).update(channel="links")
     missing = owner_client.post("/campaigns/loans/links/new/", {"kind": "personal", "labels": "  "})
