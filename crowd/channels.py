@@ -461,19 +461,20 @@ def _filter_problems(item: dict) -> list[str]:
     if (values is None) == (bounds is None):
         return problems + ['give either "selected_values" or "selected_range"']
     if values is not None:
-        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v for v in values):
+        texts = isinstance(values, list) and values and all(isinstance(v, str) and v for v in values)
+        if not texts:
             problems.append('"selected_values" must be a non-empty list of choice ids, as texts')
         weightings = item.get("weightings")
         if weightings is not None and not (
             isinstance(weightings, dict)
-            and set(weightings) <= set(values if isinstance(values, list) else ())
-            and all(isinstance(w, int | float) and not isinstance(w, bool) and w > 0 for w in weightings.values())
+            and set(weightings) <= set(values if texts else ())
+            and all(_number(w) and w > 0 for w in weightings.values())
         ):
             problems.append('"weightings" must map selected values to positive numbers')
         return problems
     if not isinstance(bounds, dict) or not bounds or set(bounds) - {"lower", "upper"}:
         return problems + ['"selected_range" must be an object with "lower", "upper" or both']
-    numbers = {key: value for key, value in bounds.items() if isinstance(value, int | float) and not isinstance(value, bool)}
+    numbers = {key: value for key, value in bounds.items() if _number(value)}
     if len(numbers) != len(bounds):
         problems.append('"selected_range" bounds must be numbers')
     elif "lower" in numbers and "upper" in numbers and numbers["lower"] > numbers["upper"]:
@@ -481,6 +482,11 @@ def _filter_problems(item: dict) -> list[str]:
     if "weightings" in item:
         problems.append('"weightings" go with "selected_values" only')
     return problems
+
+
+def _number(value) -> bool:
+    """A JSON number the database can store: not a boolean, not NaN or infinite."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def prolific_filters_set(*, campaign: Campaign, filters: list[dict]) -> Campaign:

@@ -76,6 +76,8 @@ def test_prolific_filters_are_checked_saved_and_shown_again(owner_client, campai
         ('[{"filter_id": "age", "selected_range": {"lower": "18"}}]', "bounds must be numbers"),
         ('[{"filter_id": "handedness", "selected_values": ["0"], "weightings": {"1": 1}}]', "weightings"),
         ('[{"filter_id": "handedness", "selected_values": ["0"], "colour": "red"}]', "unknown field"),
+        ('[{"filter_id": "age", "selected_range": {"lower": NaN}}]', "bounds must be numbers"),
+        ('[{"filter_id": "x", "selected_values": [[1]], "weightings": {"1": 1}}]', "choice ids, as texts"),
     ],
 )
 def test_bad_prolific_filters_are_refused_with_what_is_wrong(owner_client, campaign, text, message):
