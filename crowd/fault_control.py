@@ -1,9 +1,11 @@
-"""The `_control/faults` endpoint both local marketplaces (crowd/localturk, crowd/localprolific)
-offer: GET lists the switches, POST adds them (JSON), DELETE clears them."""
+"""What both local marketplaces (crowd/localturk, crowd/localprolific) share about injected
+faults: consuming the switches of their Fault model on a call, and the `_control/faults`
+endpoint (GET lists the switches, POST adds them as JSON, DELETE clears them)."""
 
 import json
 from collections.abc import Callable, Iterable
 
+from django.db.models import F, Q
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
@@ -61,3 +63,33 @@ def faults_control_view(faults, parse: Callable[[bytes], dict]):
         return JsonResponse({"faults": faults.active()})
 
     return faults_control
+
+
+def switches_live(fault_model):
+    """The switches of `fault_model` (a local endpoint's Fault) not used up yet."""
+    return fault_model.objects.filter(Q(remaining__isnull=True) | Q(remaining__gt=0))
+
+
+def switches_take(fault_model, operation: str):
+    """Consume the switches that apply to one call of `operation`: returns the sum of the
+    matching latencies and the oldest matching error switch (or None). A call consumes at
+    most one error; latency switches without a count apply until cleared."""
+    latency, error = 0, None
+    for fault in switches_live(fault_model).order_by("pk"):
+        if fault.operations and operation not in fault.operations:
+            continue
+        if fault.kind == fault_model.Kind.LATENCY:
+            if fault.remaining is None or _consume(fault):
+                latency += fault.latency_ms
+        elif error is None and _consume(fault):
+            error = fault
+    used_up = fault_model.objects.filter(remaining=0)
+    if used_up.exists():  # on SQLite even an empty DELETE takes the write lock
+        used_up.delete()
+    return latency, error
+
+
+def _consume(fault) -> bool:
+    """Take one use of a counted switch; False when a concurrent call took the last one."""
+    updated = type(fault).objects.filter(pk=fault.pk, remaining__gt=0).update(remaining=F("remaining") - 1)
+    return bool(updated)

@@ -18,7 +18,7 @@ the requester API, never to the worker pages.
 import time
 from dataclasses import dataclass
 
-from django.db.models import F, Q
+from crowd.fault_control import switches_live, switches_take
 
 from .models import Fault
 
@@ -52,33 +52,15 @@ def clear() -> None:
 def active() -> list[dict]:
     return [
         {"kind": f.kind, "remaining": f.remaining, "latency_ms": f.latency_ms, "operations": f.operations}
-        for f in _live().order_by("pk")
+        for f in switches_live(Fault).order_by("pk")
     ]
 
 
 def take(operation: str) -> Outcome:
     """Consume the switches that apply to one call of `operation`."""
-    latency, error = 0, None
-    for fault in _live().order_by("pk"):
-        if fault.operations and operation not in fault.operations:
-            continue
-        if fault.kind == Kind.LATENCY:
-            if fault.remaining is None or _consume(fault):
-                latency += fault.latency_ms
-        elif error is None and _consume(fault):
-            error = fault.kind
-    Fault.objects.filter(remaining=0).delete()
-    return Outcome(latency_ms=latency, error=error)
+    latency, error = switches_take(Fault, operation)
+    return Outcome(latency_ms=latency, error=error.kind if error else None)
 
 
 def sleep(milliseconds: int) -> None:
     time.sleep(milliseconds / 1000)
-
-
-def _live():
-    return Fault.objects.filter(Q(remaining__isnull=True) | Q(remaining__gt=0))
-
-
-def _consume(fault: Fault) -> bool:
-    """Take one use of a counted switch; False when a concurrent call took the last one."""
-    return bool(Fault.objects.filter(pk=fault.pk, remaining__gt=0).update(remaining=F("remaining") - 1))
