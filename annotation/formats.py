@@ -141,15 +141,10 @@ def _row_from_mapping(record: dict, line: int) -> Row | list[Problem]:
 
 def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem]:
     reader = csv.reader(lines, delimiter=delimiter)
-    try:
-        header = next(reader)
-    except StopIteration:
-        yield Problem(None, "the file is empty; expected a header row with topic, subject, relation, object")
+    columns = _csv_header(reader, empty="the file is empty; expected a header row with topic, subject, relation, object")
+    if isinstance(columns, Problem):
+        yield columns
         return
-    except csv.Error as error:
-        yield Problem(1, f"unreadable header: {_csv_reason(error)}")
-        return
-    columns = [name.strip().lower().lstrip("\ufeff") for name in header]
     missing = [name for name in REQUIRED_COLUMNS if name not in columns]
     if missing:
         separator = "tab" if delimiter == "\t" else "comma"
@@ -160,6 +155,33 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
             "header",
         )
         return
+    for row in _csv_rows(reader):
+        if isinstance(row, Problem):
+            yield row
+            continue
+        line, values = row
+        if len(values) > len(columns):
+            yield Problem(line, f"expected {len(columns)} fields as in the header, found {len(values)}")
+            continue
+        result = _row_from_mapping(dict(zip(columns, values)), line)
+        yield from (result if isinstance(result, list) else [result])
+
+
+def _csv_header(reader, *, empty: str) -> list[str] | Problem:
+    """The header's column names, trimmed and lower-cased (a byte-order mark dropped), or the
+    Problem that there is none."""
+    try:
+        header = next(reader)
+    except StopIteration:
+        return Problem(None, empty)
+    except csv.Error as error:
+        return Problem(1, f"unreadable header: {_csv_reason(error)}")
+    return [name.strip().lower().lstrip("\ufeff") for name in header]
+
+
+def _csv_rows(reader) -> Iterator[tuple[int, list[str]] | Problem]:
+    """(line, values) of each non-blank row after the header; an unreadable row is a Problem,
+    and reading goes on."""
     while True:
         try:
             values = next(reader)
@@ -168,14 +190,8 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
         except csv.Error as error:
             yield Problem(reader.line_num, f"unreadable row: {_csv_reason(error)}")
             continue
-        line = reader.line_num
-        if not any(value.strip() for value in values):
-            continue
-        if len(values) > len(columns):
-            yield Problem(line, f"expected {len(columns)} fields as in the header, found {len(values)}")
-            continue
-        result = _row_from_mapping(dict(zip(columns, values)), line)
-        yield from (result if isinstance(result, list) else [result])
+        if any(value.strip() for value in values):
+            yield reader.line_num, values
 
 
 def _csv_reason(error: csv.Error) -> str:
@@ -278,29 +294,19 @@ def _openie_row(line, topic, subject, relation, arguments, confidence, sentence)
 def read_topics(lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, str, str] | Problem]:
     """A topics file: header with key and description; yields (line, key, description)."""
     reader = csv.reader(lines, delimiter=delimiter)
-    try:
-        header = [name.strip().lower().lstrip("\ufeff") for name in next(reader)]
-    except StopIteration:
-        yield Problem(None, "the topics file is empty; expected a header row with key, description")
-        return
-    except csv.Error as error:
-        yield Problem(1, f"unreadable header: {_csv_reason(error)}")
+    header = _csv_header(reader, empty="the topics file is empty; expected a header row with key, description")
+    if isinstance(header, Problem):
+        yield header
         return
     if "key" not in header or "description" not in header:
         yield Problem(1, "the header must name the columns key and description", "header")
         return
     key_at, description_at = header.index("key"), header.index("description")
-    while True:
-        try:
-            values = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            yield Problem(reader.line_num, f"unreadable row: {_csv_reason(error)}")
+    for row in _csv_rows(reader):
+        if isinstance(row, Problem):
+            yield row
             continue
-        if not any(value.strip() for value in values):
-            continue
-        line = reader.line_num
+        line, values = row
         padded = values + [""] * (len(header) - len(values))
         key, description = padded[key_at].strip(), padded[description_at].strip()
         if not key:
