@@ -1,6 +1,5 @@
 """REST endpoints of the crowd app: a campaign's HITs, its workers, its participant links (thin)."""
 
-from django.db import transaction
 from django.db.models import Count, Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -10,7 +9,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import CampaignScoped
-from annotation.campaigns import campaign_update
 from crowd import channels, links
 from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
 from crowd.serializers import (
@@ -124,16 +122,7 @@ class CampaignChannelView(CampaignScoped, APIView):
     def put(self, request, campaign_slug):
         body = ChannelSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        data = body.validated_data
-        with transaction.atomic():
-            channels.channel_set(campaign=self.campaign, channel=data["channel"], environment=data.get("environment"))
-            per_session = data.get("tasks_per_session")
-            if per_session is not None and per_session != self.campaign.tasks_per_session:
-                campaign_update(campaign_id=self.campaign.pk, changes={"tasks_per_session": per_session})
-            if "prolific_filters" in data:
-                self.campaign.refresh_from_db()
-                channels.prolific_filters_set(campaign=self.campaign, filters=data["prolific_filters"])
-        self.campaign.refresh_from_db()
+        self.campaign = channels.channel_settings_set(campaign=self.campaign, **body.validated_data)
         return Response(self._state())
 
     def _state(self) -> dict:

@@ -26,6 +26,7 @@ from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -487,6 +488,23 @@ def _filter_problems(item: dict) -> list[str]:
 def _number(value) -> bool:
     """A JSON number the database can store: not a boolean, not NaN or infinite."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@transaction.atomic
+def channel_settings_set(
+    *, campaign: Campaign, channel: str, environment: str | None = None, tasks_per_session: int | None = None,
+    prolific_filters: list[dict] | None = None,
+) -> Campaign:
+    """What the Channel page and the channel API change, all or nothing: the channel and
+    environment (`channel_set`), the tasks per session and the Prolific filters (left as they
+    are when None). Returns the campaign as stored."""
+    channel_set(campaign=campaign, channel=channel, environment=environment)
+    if tasks_per_session is not None and tasks_per_session != campaign.tasks_per_session:
+        campaign = campaign_update(campaign_id=campaign.pk, changes={"tasks_per_session": tasks_per_session})
+    if prolific_filters is not None:
+        campaign = prolific_filters_set(campaign=campaign, filters=prolific_filters)
+    campaign.refresh_from_db()
+    return campaign
 
 
 def prolific_filters_set(*, campaign: Campaign, filters: list[dict]) -> Campaign:

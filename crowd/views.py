@@ -6,13 +6,12 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.campaigns import campaign_update, campaigns_visible_to
+from annotation.campaigns import campaigns_visible_to
 from annotation.models import Campaign, Topic
 from config.errors import ApplicationError
 from crowd import channels, links
@@ -137,15 +136,7 @@ def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _channel_page(request, campaign, channel_form=form, status=400)
     try:
-        with transaction.atomic():
-            channels.channel_set(
-                campaign=campaign, channel=form.cleaned_data["channel"], environment=form.cleaned_data["environment"]
-            )
-            if form.cleaned_data["tasks_per_session"] != campaign.tasks_per_session:
-                campaign = campaign_update(
-                    campaign_id=campaign.pk, changes={"tasks_per_session": form.cleaned_data["tasks_per_session"]}
-                )
-            channels.prolific_filters_set(campaign=campaign, filters=form.cleaned_data["prolific_filters"])
+        channels.channel_settings_set(campaign=campaign, **form.cleaned_data)
     except ApplicationError as error:
         form.add_error(None, error.message)
         return _channel_page(request, campaign, channel_form=form, status=error.http_status)
