@@ -130,5 +130,5 @@ class CampaignChannelView(CampaignScoped, APIView):
             "channel": self.campaign.channel,
             "environment": self.campaign.mturk_environment,
             "tasks_per_session": self.campaign.tasks_per_session,
-            "prolific_filters": (self.campaign.channel_settings or {}).get("prolific", {}).get("filters", []),
+            "prolific_filters": channels.campaign_prolific_filters(self.campaign),
         }

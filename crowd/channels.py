@@ -283,7 +283,7 @@ def study_open(*, batch: Batch, environment: str) -> Study:
             estimated_completion_minutes=minutes,
             maximum_allowed_minutes=max(minutes * 3, math.ceil(campaign.assignment_duration_seconds / 60)),
             completion_code=study.completion_code,
-            filters=tuple(prolific_settings.get("filters", ())),
+            filters=tuple(campaign_prolific_filters(campaign)),
             device_compatibility=tuple(prolific_settings.get("devices", ("desktop", "tablet", "mobile"))),
         )
         remote = client.study_create(spec)
@@ -488,6 +488,11 @@ def _filter_problems(item: dict) -> list[str]:
 def _number(value) -> bool:
     """A JSON number the database can store: not a boolean, not NaN or infinite."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def campaign_prolific_filters(campaign: Campaign) -> list[dict]:
+    """The eligibility filters every Prolific study of the campaign is created with."""
+    return (campaign.channel_settings or {}).get("prolific", {}).get("filters", [])
 
 
 @transaction.atomic

@@ -124,7 +124,7 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
 
 
 def _filters_text(campaign) -> str:
-    filters = (campaign.channel_settings or {}).get("prolific", {}).get("filters", [])
+    filters = channels.campaign_prolific_filters(campaign)
     return json.dumps(filters, indent=2) if filters else ""
 
 
