@@ -202,8 +202,10 @@ def _groups_check(groups: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
 
 def _same_groups_check(*, batch: Batch, groups: list[tuple[int, ...]]) -> None:
     stored: dict[int, list[int]] = {}
-    for task_id, pid in TaskItem.objects.filter(task__batch=batch).order_by("task__position", "position").values_list(
-        "task_id", "proposition_id"
+    for task_id, pid in (
+        TaskItem.objects.filter(task__batch=batch)
+        .order_by("task__position", "position")
+        .values_list("task_id", "proposition_id")
     ):
         stored.setdefault(task_id, []).append(pid)
     if [sorted(group) for group in stored.values()] != [sorted(group) for group in groups]:

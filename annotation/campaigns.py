@@ -17,7 +17,10 @@ def campaign_create(*, slug: str, name: str, description: str = "", owner=None, 
     assignments per HIT, $0.06 Likert and $0.05 comparison HITs, top 100 with ties, 10 % of
     all pairs in batches of 100 pairs. `options` override any other field."""
     if slug != slugify(slug):
-        raise ApplicationError(f"{slug!r} is not a valid slug: use lower-case letters, digits and hyphens, e.g. {slugify(slug)!r}.", code="invalid_slug")
+        raise ApplicationError(
+            f"{slug!r} is not a valid slug: use lower-case letters, digits and hyphens, e.g. {slugify(slug)!r}.",
+            code="invalid_slug",
+        )
     if Campaign.objects.filter(slug=slug).exists():
         raise CampaignExists(f"A campaign with the slug {slug!r} already exists.")
     return Campaign.objects.create(slug=slug, name=name, description=description, owner=owner, **options)

@@ -58,16 +58,21 @@ def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
     return _campaign_page(request, _campaign(request, slug), ImportForm())
 
 
-def _campaign_page(request: HttpRequest, campaign: Campaign, import_form: ImportForm,
-                   import_problems: list[str] | None = None) -> HttpResponse:
-    return render(request, "dashboard/campaign.html", {
-        "campaign": campaign,
-        "topics": campaign_progress(campaign),
-        "money": ledger.campaign_money(campaign=campaign),
-        "balance": _balance(campaign),
-        "import_form": import_form,
-        "import_problems": import_problems or [],
-    })
+def _campaign_page(
+    request: HttpRequest, campaign: Campaign, import_form: ImportForm, import_problems: list[str] | None = None
+) -> HttpResponse:
+    return render(
+        request,
+        "dashboard/campaign.html",
+        {
+            "campaign": campaign,
+            "topics": campaign_progress(campaign),
+            "money": ledger.campaign_money(campaign=campaign),
+            "balance": _balance(campaign),
+            "import_form": import_form,
+            "import_problems": import_problems or [],
+        },
+    )
 
 
 def _balance(campaign: Campaign) -> Decimal | None:
@@ -128,8 +133,9 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
             published = sum(result.published for result in results)
             cost = sum((result.cost for result in results), Decimal("0.00"))
             messages.success(
-                request, f"Published {published} Likert HITs of topic {topic.key} to the "
-                f"{campaign.get_mturk_environment_display()}; ${cost} committed."
+                request,
+                f"Published {published} Likert HITs of topic {topic.key} to the "
+                f"{campaign.get_mturk_environment_display()}; ${cost} committed.",
             )
             return _back(campaign)
     try:
@@ -139,10 +145,21 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
     hits = sum(plan.hits for plan in plans)
     cost = sum((plan.cost for plan in plans), Decimal("0.00"))
     money = ledger.campaign_money(campaign=campaign)
-    return render(request, "dashboard/publish.html", {
-        "campaign": campaign, "topic": topic, "form": form, "plans": plans, "problem": problem,
-        "hits": hits, "cost": cost, "money": money, "after": money.committed + cost,
-    })
+    return render(
+        request,
+        "dashboard/publish.html",
+        {
+            "campaign": campaign,
+            "topic": topic,
+            "form": form,
+            "plans": plans,
+            "problem": problem,
+            "hits": hits,
+            "cost": cost,
+            "money": money,
+            "after": money.committed + cost,
+        },
+    )
 
 
 @login_required
@@ -182,7 +199,8 @@ def expire_batch(request: HttpRequest, slug: str, batch_id: int) -> HttpResponse
         messages.error(request, error.message)
     else:
         messages.success(
-            request, f"Expired {result.expired} open HIT{'s' if result.expired != 1 else ''} of {batch}. "
-            "Workers who accepted one before can still submit it."
+            request,
+            f"Expired {result.expired} open HIT{'s' if result.expired != 1 else ''} of {batch}. "
+            "Workers who accepted one before can still submit it.",
         )
     return _back(campaign)

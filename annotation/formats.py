@@ -62,7 +62,14 @@ class FormatError(Exception):
 def detect_format(filename: str, first_line: str) -> str:
     """The format from the file name's extension, else from the first non-empty line."""
     lowered = filename.lower()
-    for extension, name in ((".tsv", "tsv"), (".tab", "tsv"), (".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "jsonl")):
+    for extension, name in (
+        (".tsv", "tsv"),
+        (".tab", "tsv"),
+        (".csv", "csv"),
+        (".jsonl", "jsonl"),
+        (".ndjson", "jsonl"),
+        (".json", "jsonl"),
+    ):
         if lowered.endswith(extension):
             return name
     stripped = first_line.strip()
@@ -93,7 +100,9 @@ def parse_confidence(value, line: int) -> tuple[float | None, Problem | None]:
     except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer past 1e308
         return None, Problem(line, f"expected a number between 0 and 1, got {_shown(value, quoted=True)}", "confidence")
     if math.isnan(number) or not 0.0 <= number <= 1.0:
-        return None, Problem(line, f"expected a number between 0 and 1, got {_shown(value, quoted=False)}", "confidence")
+        return None, Problem(
+            line, f"expected a number between 0 and 1, got {_shown(value, quoted=False)}", "confidence"
+        )
     return number, None
 
 
@@ -141,7 +150,9 @@ def _row_from_mapping(record: dict, line: int) -> Row | list[Problem]:
 
 def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem]:
     reader = csv.reader(lines, delimiter=delimiter)
-    columns = _csv_header(reader, empty="the file is empty; expected a header row with topic, subject, relation, object")
+    columns = _csv_header(
+        reader, empty="the file is empty; expected a header row with topic, subject, relation, object"
+    )
     if isinstance(columns, Problem):
         yield columns
         return
@@ -252,13 +263,18 @@ def read_openie(lines: Iterable[str], topic: str) -> Iterator[Row | Problem]:
         elif not sentence:
             sentence = text.strip()
         else:
-            yield Problem(line_number, "expected an extraction such as '0.93 (arg1; relation; arg2)' after the sentence")
+            yield Problem(
+                line_number, "expected an extraction such as '0.93 (arg1; relation; arg2)' after the sentence"
+            )
 
 
 def _openie_column_row(text: str, line: int, topic: str) -> Row | Problem:
     fields = text.split("\t")
     if len(fields) < 6:
-        return Problem(line, f"expected 6 tab-separated fields (confidence, context, arg1, relation, arg2s, sentence), found {len(fields)}")
+        return Problem(
+            line,
+            f"expected 6 tab-separated fields (confidence, context, arg1, relation, arg2s, sentence), found {len(fields)}",
+        )
     confidence, problem = parse_confidence(fields[0], line)
     if problem:
         return problem

@@ -77,7 +77,9 @@ class ImportSummary:
         """A plain-text table for the terminal and the admin."""
         rows = [f"{'topic':<24} {'read':>8} {'kept':>8} {'below':>8} {'dupes':>8}"]
         for key, counts in sorted(self.topics.items()):
-            rows.append(f"{key:<24} {counts.read:>8} {counts.kept:>8} {counts.below_threshold:>8} {counts.duplicates:>8}")
+            rows.append(
+                f"{key:<24} {counts.read:>8} {counts.kept:>8} {counts.below_threshold:>8} {counts.duplicates:>8}"
+            )
         return rows + [f"warning: {warning}" for warning in self.warnings]
 
 
@@ -156,7 +158,9 @@ def _check_readable(source: BinaryIO, filename: str) -> bytes:
     source.seek(0)
     if b"\x00" in head:
         detail = f"{filename}:1: this looks like a binary file (it contains NUL bytes); expected UTF-8 text"
-        raise ImportFailed(f"{filename} was not imported: it is not a text file.", code="import_binary", details=[detail])
+        raise ImportFailed(
+            f"{filename} was not imported: it is not a text file.", code="import_binary", details=[detail]
+        )
     if not head.strip():
         raise ImportFailed(f"{filename} is empty.", code="import_empty", details=[f"{filename}: the file is empty"])
     return head
@@ -204,7 +208,7 @@ def _decoded_lines(source: BinaryIO, filename: str, progress: bool) -> Iterator[
         except UnicodeDecodeError as error:
             problems.append(
                 f"{filename}:{number}: undecodable bytes at position {error.start} "
-                f"({raw[error.start:error.start + 4]!r}); expected UTF-8 text"
+                f"({raw[error.start : error.start + 4]!r}); expected UTF-8 text"
             )
             if len(problems) >= MAX_PROBLEMS:
                 break
@@ -250,7 +254,9 @@ def _read_topics(source: BinaryIO, filename: str) -> dict[str, str]:
                 found = [item]
             else:
                 line, key, description = item
-                found = _text_problems(line, {"key": key, "description": description}) or _key_problems(line, key, "key")
+                found = _text_problems(line, {"key": key, "description": description}) or _key_problems(
+                    line, key, "key"
+                )
                 descriptions[key] = description
             problems += [problem.describe(filename) for problem in found]
             if len(problems) >= MAX_PROBLEMS:
@@ -296,10 +302,23 @@ class _TopicRegistry:
                 )
 
 
-_COLUMNS = ("topic_id", "subject", "relation", "object", "normalized", "confidence", "source", "external_id", "trap_kind", "created_at")
+_COLUMNS = (
+    "topic_id",
+    "subject",
+    "relation",
+    "object",
+    "normalized",
+    "confidence",
+    "source",
+    "external_id",
+    "trap_kind",
+    "created_at",
+)
 
 
-def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summary: ImportSummary, trap_kind: str) -> list[str]:
+def _insert_rows(
+    *, rows, filename, topics: _TopicRegistry, min_confidence, summary: ImportSummary, trap_kind: str
+) -> list[str]:
     """Insert kept rows in chunks; once a problem is seen, only collect further problems."""
     problems: list[str] = []
     chunk: list[tuple] = []
@@ -331,8 +350,18 @@ def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summ
         seen.add(text)
         counts.kept += 1
         chunk.append(
-            (topic.pk, item.subject, item.relation, item.object, text, item.confidence, item.source,
-             item.external_id[:200], trap_kind, now)
+            (
+                topic.pk,
+                item.subject,
+                item.relation,
+                item.object,
+                text,
+                item.confidence,
+                item.source,
+                item.external_id[:200],
+                trap_kind,
+                now,
+            )
         )
         if len(chunk) >= CHUNK_ROWS:
             _flush(chunk)
@@ -344,8 +373,14 @@ def _insert_rows(*, rows, filename, topics: _TopicRegistry, min_confidence, summ
     return problems
 
 
-_ROW_TEXT = {"topic": "topic", "subject": "subject", "relation": "relation", "object": "object", "source": "source",
-             "external_id": "id"}  # Row attribute -> the column a problem names
+_ROW_TEXT = {
+    "topic": "topic",
+    "subject": "subject",
+    "relation": "relation",
+    "object": "object",
+    "source": "source",
+    "external_id": "id",
+}  # Row attribute -> the column a problem names
 
 
 def _row_problems(row: Row, text: str) -> list[Problem]:
@@ -357,12 +392,14 @@ def _row_problems(row: Row, text: str) -> list[Problem]:
     size = len(text.encode("utf-8"))
     if size > PROPOSITION_MAX_BYTES:
         longest = max(("subject", "relation", "object"), key=lambda column: len(getattr(row, column)))
-        problems.append(Problem(
-            row.line,
-            f"the proposition (subject – relation – object, normalized) is {size:,} bytes in UTF-8; "
-            f"the limit is {PROPOSITION_MAX_BYTES:,} bytes",
-            longest,
-        ))
+        problems.append(
+            Problem(
+                row.line,
+                f"the proposition (subject – relation – object, normalized) is {size:,} bytes in UTF-8; "
+                f"the limit is {PROPOSITION_MAX_BYTES:,} bytes",
+                longest,
+            )
+        )
     return problems
 
 
@@ -373,10 +410,13 @@ def _text_problems(line: int, values: dict[str, str]) -> list[Problem]:
         if "\x00" in value:
             problems.append(Problem(line, "contains a NUL character (a zero byte or \\u0000); expected text", column))
         elif not value.isascii() and not _encodable(value):
-            problems.append(Problem(
-                line, "contains an unpaired surrogate (a \\ud800-\\udfff escape without its pair); expected valid Unicode",
-                column,
-            ))
+            problems.append(
+                Problem(
+                    line,
+                    "contains an unpaired surrogate (a \\ud800-\\udfff escape without its pair); expected valid Unicode",
+                    column,
+                )
+            )
     return problems
 
 
@@ -409,5 +449,5 @@ def _flush(chunk: list[tuple]) -> None:
             cursor.executemany(prefix + row_placeholder, chunk)
             return
         for start in range(0, len(chunk), ROWS_PER_STATEMENT):
-            rows = chunk[start:start + ROWS_PER_STATEMENT]
+            rows = chunk[start : start + ROWS_PER_STATEMENT]
             cursor.execute(prefix + ", ".join([row_placeholder] * len(rows)), [value for row in rows for value in row])

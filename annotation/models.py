@@ -9,8 +9,7 @@ from django.db import models
 from annotation.text import proposition_text
 
 DEFAULT_QUESTION = (
-    "Imagine you want to learn something about {topic}. "
-    "How useful would the following statements be for you?"
+    "Imagine you want to learn something about {topic}. How useful would the following statements be for you?"
 )
 DEFAULT_OBVIOUS_TRAPS = [
     "This sentence is not important",
@@ -47,7 +46,9 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
-    question_template = models.TextField(default=DEFAULT_QUESTION, help_text="{topic} is replaced by the topic description.")
+    question_template = models.TextField(
+        default=DEFAULT_QUESTION, help_text="{topic} is replaced by the topic description."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -62,7 +63,9 @@ class Campaign(models.Model):
     top_k = models.PositiveIntegerField(default=100)
     pair_budget_fraction = models.FloatField(default=0.10, help_text="Share of all pairs among the top-k to compare.")
     batch_pairs = models.PositiveIntegerField(default=100, help_text="Pairs per comparison batch.")
-    stop_spearman = models.FloatField(default=0.99, help_text="Stop when Spearman with the previous refit stays above this.")
+    stop_spearman = models.FloatField(
+        default=0.99, help_text="Stop when Spearman with the previous refit stays above this."
+    )
     stop_stable_refits = models.PositiveSmallIntegerField(default=2)
 
     # Traps and quality control.
@@ -85,7 +88,9 @@ class Campaign(models.Model):
     hit_lifetime_seconds = models.PositiveIntegerField(default=7 * 24 * 3600)
     assignment_duration_seconds = models.PositiveIntegerField(default=30 * 60)
     auto_approval_delay_seconds = models.PositiveIntegerField(default=3 * 24 * 3600)
-    tasks_per_session = models.PositiveSmallIntegerField(default=10, help_text="Sessions (Prolific, links): tasks per participant visit.")
+    tasks_per_session = models.PositiveSmallIntegerField(
+        default=10, help_text="Sessions (Prolific, links): tasks per participant visit."
+    )
     channel_settings = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -109,7 +114,9 @@ class Topic(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
     key = models.CharField(max_length=100)
-    description = models.TextField(blank=True, help_text="What workers see, e.g. 'students loans without credit history'.")
+    description = models.TextField(
+        blank=True, help_text="What workers see, e.g. 'students loans without credit history'."
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.IMPORTING)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -68,14 +68,18 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
     """One TopicProgress per topic of the campaign, by key; nine queries in all."""
     topics = list(campaign.topics.order_by("key"))
     propositions = _grouped(
-        Proposition.objects.filter(topic__campaign=campaign).values("topic_id").annotate(
+        Proposition.objects.filter(topic__campaign=campaign)
+        .values("topic_id")
+        .annotate(
             real=Count("id", filter=Q(trap_kind=Proposition.TrapKind.NONE)),
             traps=Count("id", filter=~Q(trap_kind=Proposition.TrapKind.NONE)),
         ),
         "topic_id",
     )
     tasks = _grouped(
-        Task.objects.filter(batch__topic__campaign=campaign).values("batch__topic_id").annotate(
+        Task.objects.filter(batch__topic__campaign=campaign)
+        .values("batch__topic_id")
+        .annotate(
             built=Count("id"),
             published=Count("hit"),
             needed=Sum("assignments_needed", filter=Q(hit__isnull=False)),
@@ -86,27 +90,32 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
         # Item positions run 0..n-1 in every task, so per task they sum to C(n, 2): the
         # pairs one ordering yields. Times the assignments, that is the votes expected.
         TaskItem.objects.filter(task__batch__topic__campaign=campaign, task__hit__isnull=False)
-        .values("task__batch__topic_id").annotate(
+        .values("task__batch__topic_id")
+        .annotate(
             labels=Sum("task__assignments_needed", filter=Q(task__kind=Batch.Kind.LIKERT)),
             votes=Sum(F("position") * F("task__assignments_needed"), filter=Q(task__kind=Batch.Kind.COMPARISON)),
         ),
         "task__batch__topic_id",
     )
     assignments = _grouped(
-        Assignment.objects.filter(task__batch__topic__campaign=campaign).exclude(verification=UNVERIFIED)
-        .values("task__batch__topic_id").annotate(
-            submitted=Count("id"), approved=Count("id", filter=Q(status=Assignment.Status.APPROVED))
-        ),
+        Assignment.objects.filter(task__batch__topic__campaign=campaign)
+        .exclude(verification=UNVERIFIED)
+        .values("task__batch__topic_id")
+        .annotate(submitted=Count("id"), approved=Count("id", filter=Q(status=Assignment.Status.APPROVED))),
         "task__batch__topic_id",
     )
     labels = _grouped(
         LikertLabel.objects.filter(proposition__topic__campaign=campaign)
-        .exclude(assignment__verification=UNVERIFIED).values("proposition__topic_id").annotate(n=Count("id")),
+        .exclude(assignment__verification=UNVERIFIED)
+        .values("proposition__topic_id")
+        .annotate(n=Count("id")),
         "proposition__topic_id",
     )
     votes = _grouped(
         Comparison.objects.filter(winner__topic__campaign=campaign)
-        .exclude(assignment__verification=UNVERIFIED).values("winner__topic_id").annotate(n=Count("id")),
+        .exclude(assignment__verification=UNVERIFIED)
+        .values("winner__topic_id")
+        .annotate(n=Count("id")),
         "winner__topic_id",
     )
     batches = defaultdict(list)
@@ -121,18 +130,20 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
         needed = task.get("needed") or 0
         work = assignments.get(topic.pk, {})
         wanted = expected.get(topic.pk, {})
-        result.append(TopicProgress(
-            topic=topic,
-            propositions=counts.get("real", 0),
-            traps=counts.get("traps", 0),
-            tasks=Progress(task.get("published", 0), task.get("built", 0)),
-            submitted=Progress(work.get("submitted", 0), needed),
-            approved=Progress(work.get("approved", 0), needed),
-            likert_labels=Progress(labels.get(topic.pk, {}).get("n", 0), wanted.get("labels") or 0),
-            comparison_votes=Progress(votes.get(topic.pk, {}).get("n", 0), wanted.get("votes") or 0),
-            current_batch=batches[topic.pk][-1] if batches[topic.pk] else None,
-            open_batches=[OpenBatch(b, open_hits[b.pk]) for b in batches[topic.pk] if open_hits.get(b.pk)],
-        ))
+        result.append(
+            TopicProgress(
+                topic=topic,
+                propositions=counts.get("real", 0),
+                traps=counts.get("traps", 0),
+                tasks=Progress(task.get("published", 0), task.get("built", 0)),
+                submitted=Progress(work.get("submitted", 0), needed),
+                approved=Progress(work.get("approved", 0), needed),
+                likert_labels=Progress(labels.get(topic.pk, {}).get("n", 0), wanted.get("labels") or 0),
+                comparison_votes=Progress(votes.get(topic.pk, {}).get("n", 0), wanted.get("votes") or 0),
+                current_batch=batches[topic.pk][-1] if batches[topic.pk] else None,
+                open_batches=[OpenBatch(b, open_hits[b.pk]) for b in batches[topic.pk] if open_hits.get(b.pk)],
+            )
+        )
     return result
 
 
@@ -141,7 +152,8 @@ def _open_hits_by_batch(campaign: Campaign) -> dict[int, int]:
     rows = (
         HIT.objects.filter(task__batch__topic__campaign=campaign, deleted=False, complete=False)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
-        .values("task__batch_id").annotate(n=Count("id"))
+        .values("task__batch_id")
+        .annotate(n=Count("id"))
     )
     return {row["task__batch_id"]: row["n"] for row in rows}
 
@@ -155,10 +167,14 @@ def campaigns_overview(campaigns) -> list[CampaignOverview]:
         states[row["campaign_id"]][Topic.State(row["state"]).label] = row["n"]
     propositions = dict(
         Proposition.objects.filter(topic__campaign_id__in=ids, trap_kind=Proposition.TrapKind.NONE)
-        .values("topic__campaign_id").annotate(n=Count("id")).values_list("topic__campaign_id", "n")
+        .values("topic__campaign_id")
+        .annotate(n=Count("id"))
+        .values_list("topic__campaign_id", "n")
     )
     tasks = _grouped(
-        Task.objects.filter(batch__topic__campaign_id__in=ids).values("batch__topic__campaign_id").annotate(
+        Task.objects.filter(batch__topic__campaign_id__in=ids)
+        .values("batch__topic__campaign_id")
+        .annotate(
             built=Count("id"),
             published=Count("hit"),
             needed=Sum("assignments_needed", filter=Q(hit__isnull=False)),
@@ -166,21 +182,25 @@ def campaigns_overview(campaigns) -> list[CampaignOverview]:
         "batch__topic__campaign_id",
     )
     submitted = dict(
-        Assignment.objects.filter(task__batch__topic__campaign_id__in=ids).exclude(verification=UNVERIFIED)
-        .values("task__batch__topic__campaign_id").annotate(n=Count("id"))
+        Assignment.objects.filter(task__batch__topic__campaign_id__in=ids)
+        .exclude(verification=UNVERIFIED)
+        .values("task__batch__topic__campaign_id")
+        .annotate(n=Count("id"))
         .values_list("task__batch__topic__campaign_id", "n")
     )
     money = ledger.campaigns_money(campaigns=campaigns)
     overviews = []
     for campaign in campaigns:
         task = tasks.get(campaign.pk, {})
-        overviews.append(CampaignOverview(
-            campaign=campaign,
-            topics=sum(states[campaign.pk].values()),
-            topic_states=states[campaign.pk],
-            propositions=propositions.get(campaign.pk, 0),
-            tasks=Progress(task.get("published", 0), task.get("built", 0)),
-            submitted=Progress(submitted.get(campaign.pk, 0), task.get("needed") or 0),
-            money=money[campaign.pk],
-        ))
+        overviews.append(
+            CampaignOverview(
+                campaign=campaign,
+                topics=sum(states[campaign.pk].values()),
+                topic_states=states[campaign.pk],
+                propositions=propositions.get(campaign.pk, 0),
+                tasks=Progress(task.get("published", 0), task.get("built", 0)),
+                submitted=Progress(submitted.get(campaign.pk, 0), task.get("needed") or 0),
+                money=money[campaign.pk],
+            )
+        )
     return overviews

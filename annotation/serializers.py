@@ -44,9 +44,18 @@ class CampaignSerializer(serializers.ModelSerializer):
     class Meta:
         model = Campaign
         fields = (
-            "id", "slug", "status", "owner", "created_at", "topics",
+            "id",
+            "slug",
+            "status",
+            "owner",
+            "created_at",
+            "topics",
             *CAMPAIGN_SETTINGS,
-            "likert_group_size", "comparison_group_size", "channel", "mturk_environment", "production_enabled",
+            "likert_group_size",
+            "comparison_group_size",
+            "channel",
+            "mturk_environment",
+            "production_enabled",
         )
         read_only_fields = fields
 
@@ -84,8 +93,17 @@ class PropositionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Proposition
         fields = (
-            "id", "text", "subject", "relation", "object", "confidence", "source", "external_id",
-            "trap_kind", "created_at", "score",
+            "id",
+            "text",
+            "subject",
+            "relation",
+            "object",
+            "confidence",
+            "source",
+            "external_id",
+            "trap_kind",
+            "created_at",
+            "score",
         )
         read_only_fields = fields
 
@@ -104,8 +122,17 @@ class BatchSerializer(serializers.ModelSerializer):
     class Meta:
         model = Batch
         fields = (
-            "id", "topic", "kind", "number", "status", "created_at", "published_at", "completed_at",
-            "tasks", "hits", "assignments",
+            "id",
+            "topic",
+            "kind",
+            "number",
+            "status",
+            "created_at",
+            "published_at",
+            "completed_at",
+            "tasks",
+            "hits",
+            "assignments",
         )
         read_only_fields = fields
 

@@ -113,18 +113,22 @@ def run(requests: int, warmup: int) -> dict[str, list[float]]:
         # Each worker from an address of their own, over HTTPS, as on MTurk (the rate limits
         # count per address, config/security.py).
         https = {"secure": True, "REMOTE_ADDR": f"10.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"}
-        times = {"trivial": timed(lambda: client.get("/trivial/", **https))}
+        times = {"trivial": timed(lambda https=https: client.get("/trivial/", **https))}
         for kind, task in tasks.items():
             assignment = f"A{kind[0]}{i:07d}"
             query = {"assignmentId": assignment, "hitId": "HIT", "workerId": worker, "turkSubmitTo": TURK_SUBMIT_TO}
             # Browsers send the query string and post forms url-encoded (the test client
             # would encode a dict inside the timing, and post it multipart).
             page_url = f"/hit/{task.uuid}/?{urlencode(query)}"
-            times[f"{kind} page"] = timed(lambda: client.get(page_url, **https))
+            times[f"{kind} page"] = timed(lambda page_url=page_url, https=https: client.get(page_url, **https))
             token = submit_token_make(task_uuid=task.uuid, assignment_id=assignment, worker_id=worker)
             body = urlencode({**query, "token": token, "elapsed_ms": "30000", **answers[kind]})
             submit_url = f"/hit/{task.uuid}/submit/"
-            times[f"{kind} submit"] = timed(lambda: client.post(submit_url, body, content_type=FORM, **https))
+            times[f"{kind} submit"] = timed(
+                lambda submit_url=submit_url, body=body, https=https: client.post(
+                    submit_url, body, content_type=FORM, **https
+                )
+            )
         if record:
             for name, value in times.items():
                 samples[name].append(value)

@@ -22,10 +22,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-WORDS = (
-    "loan credit student bank interest federal private rate grant college tuition payment "
-    "bee colony mite hive queen pollen flower winter honey nectar virus pesticide habitat"
-).split()
+WORDS = [
+    "loan",
+    "credit",
+    "student",
+    "bank",
+    "interest",
+    "federal",
+    "private",
+    "rate",
+    "grant",
+    "college",
+    "tuition",
+    "payment",
+    "bee",
+    "colony",
+    "mite",
+    "hive",
+    "queen",
+    "pollen",
+    "flower",
+    "winter",
+    "honey",
+    "nectar",
+    "virus",
+    "pesticide",
+    "habitat",
+]
 
 
 def write_file(path: Path, rows: int) -> None:
@@ -37,7 +60,9 @@ def write_file(path: Path, rows: int) -> None:
             subject = " ".join(rng.choices(WORDS, k=3))
             relation = rng.choice(("affects", "requires", "reduces", "is part of", "depends on"))
             obj = " ".join(rng.choices(WORDS, k=4)) + f" {index}"
-            handle.write(f"{topic}\t{subject}\t{relation}\t{obj}\t{rng.uniform(0.5, 1):.3f}\tdoc{index % 997}\tp{index}\n")
+            handle.write(
+                f"{topic}\t{subject}\t{relation}\t{obj}\t{rng.uniform(0.5, 1):.3f}\tdoc{index % 997}\tp{index}\n"
+            )
 
 
 def child(mode: str, path: Path) -> dict:
@@ -72,9 +97,23 @@ def child(mode: str, path: Path) -> dict:
             next(handle)
             for line in handle:
                 topic, subject, relation, obj, confidence, source, external_id = line.rstrip("\n").split("\t")
-                rows.append((topics[topic], subject, relation, obj, normalize_text(proposition_text(subject, relation, obj)),
-                             float(confidence), source, external_id, "none", now))
-        columns = "topic_id, subject, relation, object, normalized, confidence, source, external_id, trap_kind, created_at"
+                rows.append(
+                    (
+                        topics[topic],
+                        subject,
+                        relation,
+                        obj,
+                        normalize_text(proposition_text(subject, relation, obj)),
+                        float(confidence),
+                        source,
+                        external_id,
+                        "none",
+                        now,
+                    )
+                )
+        columns = (
+            "topic_id, subject, relation, object, normalized, confidence, source, external_id, trap_kind, created_at"
+        )
         sql = f"INSERT INTO {Proposition._meta.db_table} ({columns}) VALUES ({', '.join(['%s'] * 10)})"
         started = time.perf_counter()
         with transaction.atomic(), connection.cursor() as cursor:
@@ -90,16 +129,22 @@ def measure(database_url: str, mode: str, path: Path) -> dict:
     env.pop("CELERY_BROKER_URL", None)
     output = subprocess.run(
         [sys.executable, __file__, "--child", mode, "--file", str(path)],
-        env=env, check=True, capture_output=True, text=True, cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
 def report(backend: str, raw: dict, ours: dict) -> None:
     ratio = ours["seconds"] / raw["seconds"]
-    print(f"{backend:<11} raw executemany {raw['seconds']:7.2f} s   import {ours['seconds']:7.2f} s   "
-          f"ratio {ratio:4.2f}x (target <= 3x)   import peak RSS {ours['peak_mb']:6.1f} MB "
-          f"(after setup {ours['base_mb']:.1f} MB; target <= 300 MB)   rows {ours['rows']:,}")
+    print(
+        f"{backend:<11} raw executemany {raw['seconds']:7.2f} s   import {ours['seconds']:7.2f} s   "
+        f"ratio {ratio:4.2f}x (target <= 3x)   import peak RSS {ours['peak_mb']:6.1f} MB "
+        f"(after setup {ours['base_mb']:.1f} MB; target <= 300 MB)   rows {ours['rows']:,}"
+    )
 
 
 def main() -> None:

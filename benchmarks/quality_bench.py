@@ -73,21 +73,84 @@ def campaign_fill(propositions: int, workers: int, seed: int = 2017) -> dict:
     chosen = np.argsort(rng.random((tasks, workers)), axis=1)[:, :ASSIGNMENTS_PER_TASK]  # distinct per task
     with connection.cursor() as cursor:
         raw = cursor.cursor
-        copy_rows(raw, Proposition, ["id", "topic_id", "subject", "relation", "object", "normalized", "source",
-                                     "external_id", "trap_kind", "created_at"], (
-            (p + 1, topics[topic_of_task[p // GROUP_SIZE]], f"Statement {p}", "matters", "",
-             f"statement {p} – matters", "", f"p{p}", ("obvious", "subtle")[p % 2] if is_trap[p] else "none", now)
-            for p in range(propositions)))
-        copy_rows(raw, Task, ["id", "uuid", "batch_id", "kind", "position", "assignments_needed", "created_at"], (
-            (t + 1, uuid.uuid4(), batches[topic_of_task[t]], "likert", t, ASSIGNMENTS_PER_TASK, now)
-            for t in range(tasks)))
-        copy_rows(raw, TaskItem, ["id", "task_id", "proposition_id", "position"], (
-            (p + 1, p // GROUP_SIZE + 1, p + 1, p % GROUP_SIZE) for p in range(propositions)))
-        copy_rows(raw, Assignment, ["id", "task_id", "worker_id", "assignment_id", "status", "verification", "answer",
-                                    "untouched", "submitted_at", "reject_reason"], (
-            (t * ASSIGNMENTS_PER_TASK + a + 1, t + 1, worker_ids[chosen[t, a]], f"ASG{t:09d}{a}", "Submitted",
-             "verified", "{}", "false", now, "")
-            for t in range(tasks) for a in range(ASSIGNMENTS_PER_TASK)))
+        copy_rows(
+            raw,
+            Proposition,
+            [
+                "id",
+                "topic_id",
+                "subject",
+                "relation",
+                "object",
+                "normalized",
+                "source",
+                "external_id",
+                "trap_kind",
+                "created_at",
+            ],
+            (
+                (
+                    p + 1,
+                    topics[topic_of_task[p // GROUP_SIZE]],
+                    f"Statement {p}",
+                    "matters",
+                    "",
+                    f"statement {p} – matters",
+                    "",
+                    f"p{p}",
+                    ("obvious", "subtle")[p % 2] if is_trap[p] else "none",
+                    now,
+                )
+                for p in range(propositions)
+            ),
+        )
+        copy_rows(
+            raw,
+            Task,
+            ["id", "uuid", "batch_id", "kind", "position", "assignments_needed", "created_at"],
+            (
+                (t + 1, uuid.uuid4(), batches[topic_of_task[t]], "likert", t, ASSIGNMENTS_PER_TASK, now)
+                for t in range(tasks)
+            ),
+        )
+        copy_rows(
+            raw,
+            TaskItem,
+            ["id", "task_id", "proposition_id", "position"],
+            ((p + 1, p // GROUP_SIZE + 1, p + 1, p % GROUP_SIZE) for p in range(propositions)),
+        )
+        copy_rows(
+            raw,
+            Assignment,
+            [
+                "id",
+                "task_id",
+                "worker_id",
+                "assignment_id",
+                "status",
+                "verification",
+                "answer",
+                "untouched",
+                "submitted_at",
+                "reject_reason",
+            ],
+            (
+                (
+                    t * ASSIGNMENTS_PER_TASK + a + 1,
+                    t + 1,
+                    worker_ids[chosen[t, a]],
+                    f"ASG{t:09d}{a}",
+                    "Submitted",
+                    "verified",
+                    "{}",
+                    "false",
+                    now,
+                    "",
+                )
+                for t in range(tasks)
+                for a in range(ASSIGNMENTS_PER_TASK)
+            ),
+        )
         labels = []
         for t in range(tasks):
             for a in range(ASSIGNMENTS_PER_TASK):
@@ -129,22 +192,31 @@ def child(propositions: int, workers: int) -> dict:
     campaign_quality_report(Campaign.objects.get(pk=filled["campaign_id"]))
     report_seconds = time.perf_counter() - started
     return {
-        "labels": filled["labels"], "traps": filled["traps"], "fill_seconds": fill_seconds, "runs": runs,
-        "excluded": len(excluded), "excluded_spammers": len(excluded & filled["spammers"]),
-        "spammers": len(filled["spammers"]), "report_seconds": report_seconds,
+        "labels": filled["labels"],
+        "traps": filled["traps"],
+        "fill_seconds": fill_seconds,
+        "runs": runs,
+        "excluded": len(excluded),
+        "excluded_spammers": len(excluded & filled["spammers"]),
+        "spammers": len(filled["spammers"]),
+        "report_seconds": report_seconds,
     }
 
 
 def report(result: dict, propositions: int, workers: int) -> None:
-    print(f"PostgreSQL: {result['labels']:,} Likert labels ({propositions:,} propositions × {ASSIGNMENTS_PER_TASK}) "
-          f"from {workers} workers, {result['traps']} traps; filled by COPY in {result['fill_seconds']:.1f} s")
+    print(
+        f"PostgreSQL: {result['labels']:,} Likert labels ({propositions:,} propositions × {ASSIGNMENTS_PER_TASK}) "
+        f"from {workers} workers, {result['traps']} traps; filled by COPY in {result['fill_seconds']:.1f} s"
+    )
     print(f"{'phase':<9}{'first run':>11}{'repeat':>10}   target")
     for phase in PHASES:
         first, repeat = (run[phase] for run in result["runs"])
         target = f"<= {TARGETS[phase]:g} s" if phase in TARGETS else ""
         print(f"{phase:<9}{first:>9.3f} s{repeat:>8.3f} s   {target}")
-    print(f"excluded: {result['excluded']} workers, {result['excluded_spammers']} of the "
-          f"{result['spammers']} spammers (default 5 % cap)")
+    print(
+        f"excluded: {result['excluded']} workers, {result['excluded_spammers']} of the "
+        f"{result['spammers']} spammers (default 5 % cap)"
+    )
     print(f"campaign report page statistics (campaign_quality_report): {result['report_seconds']:.3f} s (no target)")
 
 
@@ -167,9 +239,20 @@ def main() -> None:
             env = dict(os.environ, DATABASE_URL=fresh_database(server_url, "bench_quality"))
             env.pop("CELERY_BROKER_URL", None)
             output = subprocess.run(
-                [sys.executable, __file__, "--child", "--propositions", str(args.propositions),
-                 "--workers", str(args.workers)],
-                env=env, check=True, capture_output=True, text=True, cwd=ROOT,
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    "--propositions",
+                    str(args.propositions),
+                    "--workers",
+                    str(args.workers),
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
             ).stdout
             report(json.loads(output.strip().splitlines()[-1]), args.propositions, args.workers)
 

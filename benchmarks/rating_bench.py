@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import trueskill  # noqa: E402
+import trueskill
 
-from ranking.rating import default_env, fit  # noqa: E402
+from ranking.rating import default_env, fit
 
 N_ITEMS = 112
 SEED = 2017

@@ -39,11 +39,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import trueskill  # noqa: E402
+import trueskill
 
-from ranking.rating import DEFAULT_MU, DEFAULT_SIGMA, DEFAULT_TAU, default_env, fit  # noqa: E402
-from ranking.selection import crowd_env, next_batch  # noqa: E402
-from ranking.stats import spearman, top_k_overlap  # noqa: E402
+from ranking.rating import DEFAULT_MU, DEFAULT_SIGMA, DEFAULT_TAU, default_env, fit
+from ranking.selection import crowd_env, next_batch
+from ranking.stats import spearman, top_k_overlap
 
 N_ITEMS = 112
 ALL_PAIRS = math.comb(N_ITEMS, 2)
@@ -79,7 +79,7 @@ def least_asked_random_groups(ratings, counts, n_pairs=BATCH_PAIRS, group_size=G
     n_groups = max(1, math.ceil(n_pairs / math.comb(group_size, 2)))
     chosen = sorted(keys, key=labels.get)[: n_groups * group_size]
     rng.shuffle(chosen)
-    return [tuple(chosen[i * group_size:(i + 1) * group_size]) for i in range(n_groups)]
+    return [tuple(chosen[i * group_size : (i + 1) * group_size]) for i in range(n_groups)]
 
 
 def groups_for(budget):
@@ -155,9 +155,7 @@ def budget_curve(seeds, noise, env):
         utility = truth(seed)
         for method, choose in METHODS.items():
             for budget, (mu, distinct) in simulate(choose, utility, noise, 1000 * seed, BUDGETS, env).items():
-                scores[method, budget].append(
-                    (spearman(mu, utility), top_k_overlap(mu, utility, TOP_K), distinct)
-                )
+                scores[method, budget].append((spearman(mu, utility), top_k_overlap(mu, utility, TOP_K), distinct))
     return scores
 
 
@@ -167,8 +165,9 @@ def run_to_run(seeds, noise, env):
     for seed in seeds:
         utility = truth(seed)
         for method, choose in METHODS.items():
-            runs = [simulate(choose, utility, noise, 1000 * seed + offset, [CALIBRATION_BUDGET], env)
-                    for offset in (0, 500)]
+            runs = [
+                simulate(choose, utility, noise, 1000 * seed + offset, [CALIBRATION_BUDGET], env) for offset in (0, 500)
+            ]
             correlations[method].append(spearman(runs[0][CALIBRATION_BUDGET][0], runs[1][CALIBRATION_BUDGET][0]))
     return correlations
 
@@ -202,18 +201,23 @@ def score_at_10_percent(choose, seeds, noise, env):
 def noise_sensitivity(seeds, env):
     for noise in SENSITIVITY_NOISE:
         nb, rnd = (score_at_10_percent(choose, seeds, noise, env) for choose in METHODS.values())
-        print(f"  noise {noise:.2f}: next_batch {nb[0]:.3f} / {nb[1]:.3f}, random {rnd[0]:.3f} / {rnd[1]:.3f}, "
-              f"Δ {nb[0] - rnd[0]:+.3f} / {nb[1] - rnd[1]:+.3f}")
+        print(
+            f"  noise {noise:.2f}: next_batch {nb[0]:.3f} / {nb[1]:.3f}, random {rnd[0]:.3f} / {rnd[1]:.3f}, "
+            f"Δ {nb[0] - rnd[0]:+.3f} / {nb[1] - rnd[1]:+.3f}"
+        )
 
 
 def beta_tuning(noise):
     """Spearman / top-50 at 10 % on the tuning seeds for a range of β, both methods."""
-    print(f"β for crowd votes, tuning seeds {TUNING_SEEDS.start}..{TUNING_SEEDS.stop - 1}, "
-          f"{CALIBRATION_BUDGET:.0%} budget (Spearman / top-50, means; next_batch's information gain "
-          f"always uses ranking.selection.CROWD_BETA)")
+    print(
+        f"β for crowd votes, tuning seeds {TUNING_SEEDS.start}..{TUNING_SEEDS.stop - 1}, "
+        f"{CALIBRATION_BUDGET:.0%} budget (Spearman / top-50, means; next_batch's information gain "
+        f"always uses ranking.selection.CROWD_BETA)"
+    )
     for ratio in TUNING_BETAS:
-        env = trueskill.TrueSkill(mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=ratio * DEFAULT_SIGMA,
-                                  tau=DEFAULT_TAU, draw_probability=0)
+        env = trueskill.TrueSkill(
+            mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=ratio * DEFAULT_SIGMA, tau=DEFAULT_TAU, draw_probability=0
+        )
         nb, rnd = (score_at_10_percent(choose, TUNING_SEEDS, noise, env) for choose in METHODS.values())
         print(f"  β = {ratio:.2f}σ: next_batch {nb[0]:.3f} / {nb[1]:.3f}, random {rnd[0]:.3f} / {rnd[1]:.3f}")
 
@@ -225,26 +229,34 @@ def env_report(name, seeds, noise, full):
     env = ENVS[name]()
     print(f"\n== env {name}: β {env.beta:.2f}, τ {env.tau:.3f} (σ {env.sigma:.2f}); both methods fit with it ==")
     correlations = run_to_run(seeds, noise, env)
-    print(f"run-to-run Spearman at {CALIBRATION_BUDGET:.0%} (two independent runs, same truth): "
-          + ", ".join(f"{method} {mean_sd(values)}" for method, values in correlations.items()))
+    print(
+        f"run-to-run Spearman at {CALIBRATION_BUDGET:.0%} (two independent runs, same truth): "
+        + ", ".join(f"{method} {mean_sd(values)}" for method, values in correlations.items())
+    )
 
     scores = budget_curve(seeds, noise, env)
-    print(f"{'budget':>6} {'groups':>6} | {'Spearman next_batch':>19} {'random':>13} {'Δ':>6} | "
-          f"{'top-50 next_batch':>17} {'random':>13} {'Δ':>6} | distinct pairs nb / rnd")
+    print(
+        f"{'budget':>6} {'groups':>6} | {'Spearman next_batch':>19} {'random':>13} {'Δ':>6} | "
+        f"{'top-50 next_batch':>17} {'random':>13} {'Δ':>6} | distinct pairs nb / rnd"
+    )
     for budget in BUDGETS:
         ours, theirs = scores["next_batch", budget], scores["random", budget]
         delta = [statistics.mean(row[i] for row in ours) - statistics.mean(row[i] for row in theirs) for i in (0, 1)]
-        print(f"{budget:>6.0%} {groups_for(budget):>6} | {mean_sd([r[0] for r in ours]):>19} "
-              f"{mean_sd([r[0] for r in theirs]):>13} {delta[0]:>+6.3f} | {mean_sd([r[1] for r in ours]):>17} "
-              f"{mean_sd([r[1] for r in theirs]):>13} {delta[1]:>+6.3f} | "
-              f"{statistics.mean(r[2] for r in ours):.0f} / {statistics.mean(r[2] for r in theirs):.0f}")
+        print(
+            f"{budget:>6.0%} {groups_for(budget):>6} | {mean_sd([r[0] for r in ours]):>19} "
+            f"{mean_sd([r[0] for r in theirs]):>13} {delta[0]:>+6.3f} | {mean_sd([r[1] for r in ours]):>17} "
+            f"{mean_sd([r[1] for r in theirs]):>13} {delta[1]:>+6.3f} | "
+            f"{statistics.mean(r[2] for r in ours):.0f} / {statistics.mean(r[2] for r in theirs):.0f}"
+        )
 
     if full:
         print(f"sensitivity to worker noise, {CALIBRATION_BUDGET:.0%} budget (Spearman / top-50, means):")
         noise_sensitivity(seeds, env)
         coverage_only = score_at_10_percent(least_asked_random_groups, seeds, noise, env)
-        print(f"ablation, noise {noise}, {CALIBRATION_BUDGET:.0%}: random groups over the least-asked keys "
-              f"(coverage only) {coverage_only[0]:.3f} / {coverage_only[1]:.3f}")
+        print(
+            f"ablation, noise {noise}, {CALIBRATION_BUDGET:.0%}: random groups over the least-asked keys "
+            f"(coverage only) {coverage_only[0]:.3f} / {coverage_only[1]:.3f}"
+        )
 
     ours, theirs = scores["next_batch", CALIBRATION_BUDGET], scores["random", CALIBRATION_BUDGET]
     differences = [a[0] - b[0] for a, b in zip(ours, theirs)]
@@ -273,24 +285,32 @@ def main():
         return 0
 
     started = time.perf_counter()
-    print(f"{N_ITEMS} items, utilities ~ N(0, 1); Thurstonian workers, noise sd {args.noise}; "
-          f"groups of {GROUP_SIZE} x {ASSIGNMENTS} assignments; batches of {BATCH_PAIRS} pairs; "
-          f"{len(seeds)} seeds ({seeds.start}..{seeds.stop - 1}); mean ± sd over seeds")
+    print(
+        f"{N_ITEMS} items, utilities ~ N(0, 1); Thurstonian workers, noise sd {args.noise}; "
+        f"groups of {GROUP_SIZE} x {ASSIGNMENTS} assignments; batches of {BATCH_PAIRS} pairs; "
+        f"{len(seeds)} seeds ({seeds.start}..{seeds.stop - 1}); mean ± sd over seeds"
+    )
     targets = {name: env_report(name, seeds, args.noise, full=not args.quick) for name in ENVS}
 
     bound, per_item = information_bound(seeds, args.noise, CALIBRATION_BUDGET)
-    print(f"\ninformation bound at {CALIBRATION_BUDGET:.0%} ({per_item:.1f} orderings per item): an estimate that saw "
-          f"each item's noisy utility in every ordering, not just its place, has Spearman {mean_sd(bound)}")
+    print(
+        f"\ninformation bound at {CALIBRATION_BUDGET:.0%} ({per_item:.1f} orderings per item): an estimate that saw "
+        f"each item's noisy utility in every ordering, not just its place, has Spearman {mean_sd(bound)}"
+    )
 
     seconds = batch_time(repeats=10 if args.quick else 50)
-    print(f"\nnext_batch for {N_ITEMS} items, one batch of {BATCH_PAIRS} pairs: median {seconds * 1000:.1f} ms "
-          f"(<= 100 ms: {'met' if seconds <= 0.1 else 'NOT met'})")
+    print(
+        f"\nnext_batch for {N_ITEMS} items, one batch of {BATCH_PAIRS} pairs: median {seconds * 1000:.1f} ms "
+        f"(<= 100 ms: {'met' if seconds <= 0.1 else 'NOT met'})"
+    )
     for name, (differences, top_gain, random_mean) in targets.items():
         gain = statistics.mean(differences)
-        print(f"targets at {CALIBRATION_BUDGET:.0%}, env {name}: Spearman Δ {gain:+.3f} "
-              f"(paired sd {statistics.stdev(differences):.3f}; >= +0.10: {'met' if gain >= 0.10 else 'NOT met'}; "
-              f"random + 0.10 = {random_mean + 0.10:.3f} against the information bound {statistics.mean(bound):.3f}), "
-              f"top-50 Δ {top_gain:+.3f} (> 0: {'met' if top_gain > 0 else 'NOT met'})")
+        print(
+            f"targets at {CALIBRATION_BUDGET:.0%}, env {name}: Spearman Δ {gain:+.3f} "
+            f"(paired sd {statistics.stdev(differences):.3f}; >= +0.10: {'met' if gain >= 0.10 else 'NOT met'}; "
+            f"random + 0.10 = {random_mean + 0.10:.3f} against the information bound {statistics.mean(bound):.3f}), "
+            f"top-50 Δ {top_gain:+.3f} (> 0: {'met' if top_gain > 0 else 'NOT met'})"
+        )
     print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -75,8 +75,9 @@ def _errors(method: str, path: str, operation: dict) -> dict[str, dict]:
             "Not found, or not yours: another researcher's campaign is a 404 too.", "Error", "ErrorDetail"
         )
     if has_body or query:
-        errors["400"] = _response("The request was refused: the body or the query says what.",
-                                  "Error", "ValidationError", "ErrorDetail")
+        errors["400"] = _response(
+            "The request was refused: the body or the query says what.", "Error", "ValidationError", "ErrorDetail"
+        )
     if has_body:
         errors["415"] = _response("The body's content type is not one this operation reads.", "ErrorDetail")
     if (method, path) in CONFLICTS:

@@ -111,7 +111,7 @@ def _counts(keys: list[str]) -> list[int]:
         if isinstance(cache, RedisCache):
             return _redis_counts(keys)
         return [_cache_count(cache, key) for key in keys]
-    except Exception as error:  # noqa: BLE001 — any cache failure: count nothing, log it
+    except Exception as error:
         logger.warning("rate limit not counted, the cache failed: %s", error)
         return [0] * len(keys)
 
@@ -158,7 +158,7 @@ def _too_many(request: HttpRequest, wait: int) -> HttpResponse:
     else:
         response = HttpResponse(
             f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Please wait</title></head>'
-            f"<body><main><h1>Please wait a moment</h1><p role=\"alert\">{escape(message)}</p>"
+            f'<body><main><h1>Please wait a moment</h1><p role="alert">{escape(message)}</p>'
             f"<p>Use your browser's Back button to return to the task.</p></main></body></html>",
             status=429,
         )

@@ -190,7 +190,8 @@ PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="salience-local-proli
 PROLIFIC_SERVICE_FEE_RATE = Decimal(env.str("PROLIFIC_SERVICE_FEE_RATE", default="0.428"))
 PROLIFIC_COMPLETION_URL = env.str(
     "PROLIFIC_COMPLETION_URL",
-    default=f"{SITE_URL}/localprolific/submissions/complete?cc={{code}}" if _PROLIFIC_LOCAL
+    default=f"{SITE_URL}/localprolific/submissions/complete?cc={{code}}"
+    if _PROLIFIC_LOCAL
     else "https://app.prolific.com/submissions/complete?cc={code}",
 )
 LOCALPROLIFIC_ENABLED = not PRODUCTION and env.bool("LOCALPROLIFIC_ENABLED", default=LOCALTURK_ENABLED)

@@ -32,14 +32,17 @@ REASON_TEMPLATE = "admin/crowd/reason_form.html"
 
 class RejectForm(forms.Form):
     reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}), max_length=FEEDBACK_MAX,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=FEEDBACK_MAX,
         help_text="Shown to the worker. Rejections lower the worker's approval rate: reject only clear fraud.",
     )
 
 
 class BonusForm(forms.Form):
     amount = forms.DecimalField(
-        min_value=Decimal("0.01"), max_digits=6, decimal_places=2,
+        min_value=Decimal("0.01"),
+        max_digits=6,
+        decimal_places=2,
         help_text="USD per assignment; MTurk adds a 20 % fee.",
     )
     reason = forms.CharField(
@@ -49,7 +52,8 @@ class BonusForm(forms.Form):
 
 class BlockForm(forms.Form):
     campaign = forms.ModelChoiceField(
-        queryset=Campaign.objects.all(), help_text="The block is set, or lifted, at this campaign's marketplace account."
+        queryset=Campaign.objects.all(),
+        help_text="The block is set, or lifted, at this campaign's marketplace account.",
     )
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Not shown to the worker."
@@ -101,7 +105,11 @@ def approve_assignments(modeladmin, request, queryset):
 @admin.action(description="Reject selected assignments, with a reason…")
 def reject_assignments(modeladmin, request, queryset):
     return _with_form(
-        modeladmin, request, queryset, form_class=RejectForm, title="Reject assignments",
+        modeladmin,
+        request,
+        queryset,
+        form_class=RejectForm,
+        title="Reject assignments",
         apply=lambda row, data: review.assignment_reject(
             assignment_id=row.pk, reason=data["reason"], decided_by=request.user
         ),
@@ -111,7 +119,11 @@ def reject_assignments(modeladmin, request, queryset):
 @admin.action(description="Pay a bonus on selected assignments…")
 def bonus_assignments(modeladmin, request, queryset):
     return _with_form(
-        modeladmin, request, queryset, form_class=BonusForm, title="Pay a bonus",
+        modeladmin,
+        request,
+        queryset,
+        form_class=BonusForm,
+        title="Pay a bonus",
         apply=lambda row, data: review.bonus_grant(
             assignment_id=row.pk, amount=data["amount"], reason=data["reason"], decided_by=request.user
         ),
@@ -121,7 +133,11 @@ def bonus_assignments(modeladmin, request, queryset):
 @admin.action(description="Block selected workers, with a reason…")
 def block_workers(modeladmin, request, queryset):
     return _with_form(
-        modeladmin, request, queryset, form_class=BlockForm, title="Block workers",
+        modeladmin,
+        request,
+        queryset,
+        form_class=BlockForm,
+        title="Block workers",
         apply=lambda row, data: review.worker_block(
             worker_id=row.pk, campaign_id=data["campaign"].pk, reason=data["reason"], decided_by=request.user
         ),
@@ -131,7 +147,11 @@ def block_workers(modeladmin, request, queryset):
 @admin.action(description="Unblock selected workers, with a reason…")
 def unblock_workers(modeladmin, request, queryset):
     return _with_form(
-        modeladmin, request, queryset, form_class=BlockForm, title="Unblock workers",
+        modeladmin,
+        request,
+        queryset,
+        form_class=BlockForm,
+        title="Unblock workers",
         apply=lambda row, data: review.worker_unblock(
             worker_id=row.pk, campaign_id=data["campaign"].pk, reason=data["reason"], decided_by=request.user
         ),
@@ -148,7 +168,17 @@ class WorkerAdmin(admin.ModelAdmin):
 
 @admin.register(WorkerQuality)
 class WorkerQualityAdmin(admin.ModelAdmin):
-    list_display = ("worker", "campaign", "labels", "loo_r", "traps_seen", "traps_failed", "comparison_agreement", "computed_status", "override_status")
+    list_display = (
+        "worker",
+        "campaign",
+        "labels",
+        "loo_r",
+        "traps_seen",
+        "traps_failed",
+        "comparison_agreement",
+        "computed_status",
+        "override_status",
+    )
     list_filter = ("campaign", "computed_status", "override_status")
     search_fields = ("worker__external_id",)
 

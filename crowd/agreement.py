@@ -60,8 +60,7 @@ class LabelTable:
 
     def subset(self, mask: np.ndarray) -> LabelTable:
         """The labels where `mask` holds, keeping the worker and item codes."""
-        return LabelTable(self.workers, self.items, self.worker[mask], self.item[mask],
-                          self.score[mask])
+        return LabelTable(self.workers, self.items, self.worker[mask], self.item[mask], self.score[mask])
 
 
 def label_table(labels: Iterable[tuple[Hashable, Hashable, float]]) -> LabelTable:
@@ -93,8 +92,7 @@ class VoteTable:
     pair_count: int
 
     def subset(self, mask: np.ndarray) -> VoteTable:
-        return VoteTable(self.workers, self.worker[mask], self.pair[mask],
-                         self.first_won[mask], self.pair_count)
+        return VoteTable(self.workers, self.worker[mask], self.pair[mask], self.first_won[mask], self.pair_count)
 
 
 def vote_table(votes: Iterable[tuple[Hashable, Hashable, Hashable, Hashable]]) -> VoteTable:
@@ -106,16 +104,15 @@ def vote_table(votes: Iterable[tuple[Hashable, Hashable, Hashable, Hashable]]) -
     a, b, winner = np.split(codes, 3)
     invalid = (a == b) | ((winner != a) & (winner != b))
     if invalid.any():
-        raise ValueError(f"vote {rows[int(np.argmax(invalid))]!r}: the winner must be "
-                         "one of two different items")
+        raise ValueError(f"vote {rows[int(np.argmax(invalid))]!r}: the winner must be one of two different items")
     low, high = np.minimum(a, b), np.maximum(a, b)
-    pair_keys, pair = np.unique(low * (int(codes.max(initial=0)) + 1) + high,
-                                return_inverse=True)
+    pair_keys, pair = np.unique(low * (int(codes.max(initial=0)) + 1) + high, return_inverse=True)
     return VoteTable(worker_keys, worker, pair, winner == low, len(pair_keys))
 
 
-def grouped_pearson(group: np.ndarray, x: np.ndarray, y: np.ndarray, groups: int
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def grouped_pearson(
+    group: np.ndarray, x: np.ndarray, y: np.ndarray, groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pearson r of x and y within each group: r = Σdx·dy / √(Σdx²·Σdy²), deviations
     from the group means (two passes, so large offsets cost no precision).
 
@@ -147,8 +144,7 @@ def pearson(x, y) -> float:
     return float(grouped_pearson(np.zeros(len(x), np.intp), x, y, 1)[0][0])
 
 
-def meta_worker_agreement(labels: Iterable[tuple[Hashable, Hashable, float]], n: int = 5
-                          ) -> float:
+def meta_worker_agreement(labels: Iterable[tuple[Hashable, Hashable, float]], n: int = 5) -> float:
     """Likert agreement of Falke & Gurevych (2017): sort each item's labels; meta-worker j
     holds the j-th smallest; agreement = mean over j of Pearson(meta-worker j, mean of the
     other n − 1 meta-workers), over the items with exactly `n` labels (workers ignored).
@@ -169,8 +165,7 @@ def meta_worker_agreement(labels: Iterable[tuple[Hashable, Hashable, float]], n:
     return float(np.mean(defined)) if defined else NAN
 
 
-def majority_agreement(votes: Iterable[tuple[Hashable, Hashable, Hashable, Hashable]]
-                       ) -> float:
+def majority_agreement(votes: Iterable[tuple[Hashable, Hashable, Hashable, Hashable]]) -> float:
     """Comparison agreement of Falke & Gurevych (2017): the share of votes that agree with
     the majority winner of their unordered pair, Σ_p max(w_p, n_p − w_p) / Σ_p n_p.
 
@@ -186,8 +181,7 @@ def majority_agreement(votes: Iterable[tuple[Hashable, Hashable, Hashable, Hasha
     return float(majority[countable].sum() / votes_per_pair[countable].sum())
 
 
-def krippendorff_alpha(labels: Iterable[tuple[Hashable, Hashable, float]],
-                       level: str = "interval") -> float:
+def krippendorff_alpha(labels: Iterable[tuple[Hashable, Hashable, float]], level: str = "interval") -> float:
     """Krippendorff's α = 1 − D_o/D_e = 1 − (n−1)·Σ o_ck δ²_ck / Σ n_c·n_k δ²_ck with
     the coincidence matrix o_ck = Σ_u (c–k pairs in unit u)/(m_u − 1) (Krippendorff 2011).
 
@@ -214,8 +208,7 @@ def krippendorff_alpha(labels: Iterable[tuple[Hashable, Hashable, float]],
         return float(1 - (n - 1) * observed / expected)
     distinct, code = np.unique(value, return_inverse=True)
     units, unit_code = np.unique(unit, return_inverse=True)
-    counts = np.bincount(unit_code * len(distinct) + code,
-                         minlength=len(units) * len(distinct)).reshape(len(units), -1)
+    counts = np.bincount(unit_code * len(distinct) + code, minlength=len(units) * len(distinct)).reshape(len(units), -1)
     weight = 1 / (counts.sum(axis=1) - 1)
     coincidence = counts.T @ (counts * weight[:, None]) - np.diag(weight @ counts)
     marginal = coincidence.sum(axis=0)
@@ -242,8 +235,9 @@ class StabilityPoint(NamedTuple):
     items: int
 
 
-def bootstrap_stability(labels: Iterable[tuple[Hashable, Hashable, float]], sizes=None,
-                        draws: int = 200, rng=None) -> list[StabilityPoint]:
+def bootstrap_stability(
+    labels: Iterable[tuple[Hashable, Hashable, float]], sizes=None, draws: int = 200, rng=None
+) -> list[StabilityPoint]:
     """How stable a ranking by mean score is with N labels per item (van Halteren &
     Teufel 2004): per draw, sample N labels per item twice (with replacement from that
     item's labels), rank the items by mean in each sample, ρ = Spearman between the two.
@@ -264,8 +258,7 @@ def bootstrap_stability(labels: Iterable[tuple[Hashable, Hashable, float]], size
         sizes = range(1, int(counts.max(initial=0)) + 1)
     points = []
     for size in sizes:
-        rhos = _bootstrap_rhos(ordered, starts, counts, size, draws, generator) \
-            if len(counts) >= 3 else np.array([])
+        rhos = _bootstrap_rhos(ordered, starts, counts, size, draws, generator) if len(counts) >= 3 else np.array([])
         defined = rhos[~np.isnan(rhos)]
         mean = float(defined.mean()) if defined.size else NAN
         sd = float(defined.std(ddof=1)) if defined.size >= 2 else NAN
@@ -284,7 +277,7 @@ def _bootstrap_rhos(ordered, starts, counts, size, draws, generator) -> np.ndarr
         ranks = rankdata(means, axis=-1)
         ranks -= ranks.mean(axis=-1, keepdims=True)
         first, second = ranks[:, 0], ranks[:, 1]
-        spread = np.sqrt((first ** 2).sum(axis=-1) * (second ** 2).sum(axis=-1))
+        spread = np.sqrt((first**2).sum(axis=-1) * (second**2).sum(axis=-1))
         with np.errstate(invalid="ignore", divide="ignore"):
             rhos.append(np.where(spread > 0, (first * second).sum(axis=-1) / spread, NAN))
     return np.concatenate(rhos) if rhos else np.array([])
@@ -309,8 +302,7 @@ class RunReliability:
     reason: str = ""
 
 
-def run_reliability(a: Mapping[Hashable, float], b: Mapping[Hashable, float]
-                    ) -> RunReliability:
+def run_reliability(a: Mapping[Hashable, float], b: Mapping[Hashable, float]) -> RunReliability:
     """Pearson and Spearman between two runs' estimates of the same items (Falke &
     Gurevych 2017 repeated whole runs: r = 0.73–0.82). Items missing from either run, or
     with a None/NaN estimate in either, are left out. NaN with fewer than 3 shared items or

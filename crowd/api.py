@@ -70,7 +70,9 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
 
 
 @extend_schema(tags=["links"])
-@extend_schema_view(create=extend_schema(request=LinksCreateSerializer, responses={201: ParticipantLinkSerializer(many=True)}))
+@extend_schema_view(
+    create=extend_schema(request=LinksCreateSerializer, responses={201: ParticipantLinkSerializer(many=True)})
+)
 class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """A participant-links campaign's links, with sessions and tasks done through each;
     create personal links (one per label) or an open one; revoke a link."""

@@ -55,8 +55,9 @@ def channel_demo_run(
     channel_set(campaign=campaign, channel=channel, environment=Campaign.Environment.LOCAL)
     if channel == "prolific":
         # Prolific pays at least its hourly minimum: 10 tasks of ~45 s for $1.20 is $9.60 an hour.
-        Campaign.objects.filter(pk=campaign.pk).update(likert_reward="0.12", comparison_reward="0.12",
-                                                       budget_cap="400.00")
+        Campaign.objects.filter(pk=campaign.pk).update(
+            likert_reward="0.12", comparison_reward="0.12", budget_cap="400.00"
+        )
         campaign.refresh_from_db()
     link = links.link_create(campaign=campaign, kind="open", label="demo crowd") if channel == "links" else None
     for topic in campaign.topics.order_by("key"):
@@ -66,8 +67,13 @@ def channel_demo_run(
     )
     report, idle = DemoReport(), 0
     while idle < MAX_IDLE_ROUNDS and campaign.topics.exclude(state=Topic.State.DONE).exists():
-        crowd = {"workers": workers, "spammers": spammers, "seed": seed + report.rounds, "latent": latent,
-                 "traps": traps}
+        crowd = {
+            "workers": workers,
+            "spammers": spammers,
+            "seed": seed + report.rounds,
+            "latent": latent,
+            "traps": traps,
+        }
         if link is not None:
             work = links_simulate(link_url=links.link_url(link), **crowd)
         else:

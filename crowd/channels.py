@@ -95,8 +95,11 @@ class SessionMarketplace:
         return RemoteHIT(
             hit_id=hit.hit_id,
             hit_type_id=hit.hit_type_id,
-            status=hit.status if hit.complete or hit.deleted else HIT.Status.ASSIGNABLE if open_ else
-            HIT.Status.UNASSIGNABLE,
+            status=hit.status
+            if hit.complete or hit.deleted
+            else HIT.Status.ASSIGNABLE
+            if open_
+            else HIT.Status.UNASSIGNABLE,
             max_assignments=hit.max_assignments,
             reward=hit.reward,
             expiration=hit.expires_at,
@@ -104,18 +107,18 @@ class SessionMarketplace:
 
     def assignments_list(self, hit_id: str) -> list[RemoteAssignment]:
         """The answers that arrived through a hold of the participant who gave them."""
-        hit = HIT.objects.select_related("task__batch__topic__campaign").filter(
-            channel=self.channel, environment=self.environment, hit_id=hit_id
-        ).first()
+        hit = (
+            HIT.objects.select_related("task__batch__topic__campaign")
+            .filter(channel=self.channel, environment=self.environment, hit_id=hit_id)
+            .first()
+        )
         if hit is None:
             raise NotFoundAtMarketplace(f"There is no HIT {hit_id} on {Channel(self.channel).label}.")
         delay = timedelta(seconds=hit.task.batch.topic.campaign.auto_approval_delay_seconds)
         holds = TaskHold.objects.filter(task_id=hit.task_id, submitted_at__isnull=False).select_related(
             "session__worker"
         )
-        answers = {
-            (a.assignment_id, a.worker_id): a for a in Assignment.objects.filter(task_id=hit.task_id)
-        }
+        answers = {(a.assignment_id, a.worker_id): a for a in Assignment.objects.filter(task_id=hit.task_id)}
         listed = []
         for hold in holds:
             answer = answers.get((hold.assignment_id, hold.session.worker_id))
@@ -137,10 +140,14 @@ class SessionMarketplace:
         return listed
 
     def assignment_get(self, assignment_id: str) -> RemoteAssignment:
-        hold = TaskHold.objects.select_related("session__worker", "task__hit").filter(assignment_id=assignment_id).first()
-        answer = None if hold is None else Assignment.objects.filter(
-            assignment_id=assignment_id, worker_id=hold.session.worker_id
-        ).first()
+        hold = (
+            TaskHold.objects.select_related("session__worker", "task__hit").filter(assignment_id=assignment_id).first()
+        )
+        answer = (
+            None
+            if hold is None
+            else Assignment.objects.filter(assignment_id=assignment_id, worker_id=hold.session.worker_id).first()
+        )
         if answer is None:
             raise NotFoundAtMarketplace(f"There is no submitted assignment {assignment_id}.")
         return RemoteAssignment(
@@ -331,9 +338,7 @@ def studies_sync(*, now=None) -> StudiesReport:
     studies = Study.objects.exclude(study_id="").exclude(status="COMPLETED").select_related("batch__topic__campaign")
     for study in studies.order_by("pk"):
         client = _prolific(study.environment)
-        by_participant = {
-            s.worker.external_id: s for s in study.sessions.select_related("worker")
-        }
+        by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
         for submission in client.submissions_list(study.study_id):
             session = by_participant.get(submission.participant_id)
             if session is None:
@@ -497,7 +502,11 @@ def campaign_prolific_filters(campaign: Campaign) -> list[dict]:
 
 @transaction.atomic
 def channel_settings_set(
-    *, campaign: Campaign, channel: str, environment: str | None = None, tasks_per_session: int | None = None,
+    *,
+    campaign: Campaign,
+    channel: str,
+    environment: str | None = None,
+    tasks_per_session: int | None = None,
     prolific_filters: list[dict] | None = None,
 ) -> Campaign:
     """What the Channel page and the channel API change, all or nothing: the channel and

@@ -41,9 +41,7 @@ def hit_cost(*, reward: Decimal, max_assignments: int, channel: str = "mturk") -
 
 def hits_cost(*, reward: Decimal, max_assignments: Iterable[int], channel: str = "mturk") -> Decimal:
     """Publishing one HIT per entry of `max_assignments`, all at `reward`."""
-    return sum(
-        (hit_cost(reward=reward, max_assignments=n, channel=channel) for n in max_assignments), Decimal("0.00")
-    )
+    return sum((hit_cost(reward=reward, max_assignments=n, channel=channel) for n in max_assignments), Decimal("0.00"))
 
 
 def bonus_cost(amount: Decimal, channel: str = "mturk") -> Decimal:

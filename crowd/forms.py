@@ -53,11 +53,13 @@ class ChannelForm(forms.Form):
         try:
             filters = json.loads(text)
         except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"Not JSON: {error.msg} at line {error.lineno}, column {error.colno}.")
+            raise forms.ValidationError(
+                f"Not JSON: {error.msg} at line {error.lineno}, column {error.colno}."
+            ) from None
         try:
             return channels.prolific_filters_check(filters)
         except ApplicationError as error:
-            raise forms.ValidationError(error.message)
+            raise forms.ValidationError(error.message) from None
 
 
 class LinksForm(forms.Form):

@@ -128,7 +128,8 @@ def unfilled_released(*, campaign_id: int, hit: HIT, unfilled: int) -> bool:
         campaign_id=campaign_id,
         kind=Kind.RELEASED,
         reference=f"hit:{hit.hit_id}:unfilled",
-        amount=unfilled * fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
+        amount=unfilled
+        * fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
         note=f"{unfilled} assignment(s) never taken",
     )
 
@@ -148,7 +149,9 @@ def bonuses_pending(*, campaign) -> Decimal:
     until paid, but already promised."""
     pending = Bonus.objects.filter(assignment__task__batch__topic__campaign=campaign, sent_at__isnull=True)
     return sum(
-        (fees.bonus_cost(amount, channel=channel)
-         for amount, channel in pending.values_list("amount", "assignment__worker__channel")),
+        (
+            fees.bonus_cost(amount, channel=channel)
+            for amount, channel in pending.values_list("amount", "assignment__worker__channel")
+        ),
         ZERO,
     )

@@ -83,7 +83,9 @@ class HITType(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "environment", "fingerprint"], name="hittype_unique_fingerprint")
+            models.UniqueConstraint(
+                fields=["campaign", "environment", "fingerprint"], name="hittype_unique_fingerprint"
+            )
         ]
 
 
@@ -150,9 +152,7 @@ class Assignment(models.Model):
 
     class Meta:
         ordering = ["submitted_at", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["assignment_id", "worker"], name="assignment_unique_worker")
-        ]
+        constraints = [models.UniqueConstraint(fields=["assignment_id", "worker"], name="assignment_unique_worker")]
         indexes = [models.Index(fields=["task", "verification"])]
 
     def __str__(self):
@@ -257,9 +257,7 @@ class ParticipantLink(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.PERSONAL)
     token = models.CharField(max_length=64, unique=True)
     label = models.CharField(max_length=200, blank=True, help_text="Who it is for; only researchers see it.")
-    worker = models.OneToOneField(
-        Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="personal_link"
-    )
+    worker = models.OneToOneField(Worker, null=True, blank=True, on_delete=models.PROTECT, related_name="personal_link")
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -287,9 +285,7 @@ class WorkSession(models.Model):
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="work_sessions")
     key = models.UUIDField(unique=True, help_text="The secret in the session's address.")
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
-    link = models.ForeignKey(
-        ParticipantLink, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions"
-    )
+    link = models.ForeignKey(ParticipantLink, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
     external_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific's SESSION_ID.")
     tasks_target = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)

@@ -20,9 +20,11 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import (
     ClientError,
-    ConnectionError as BotoConnectionError,
     HTTPClientError,
     NoCredentialsError,
+)
+from botocore.exceptions import (
+    ConnectionError as BotoConnectionError,
 )
 from django.conf import settings
 
@@ -70,7 +72,11 @@ ACTIONS_GUARDED = "DiscoverPreviewAndAccept"
 HIT_ALREADY_EXISTS = "AWS.MechanicalTurk.HitAlreadyExists"
 TRANSIENT_CODES = frozenset(
     {
-        "ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded", "SlowDown",
+        "ThrottlingException",
+        "Throttling",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "SlowDown",
         "ServiceFault",
     }
 )

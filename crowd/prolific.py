@@ -96,8 +96,18 @@ SESSION_PLACEHOLDER = "{{%SESSION_ID%}}"
 DEVICES = ("desktop", "tablet", "mobile")
 REJECTION_MESSAGE_MIN_LENGTH = 100
 REJECTION_CATEGORIES = (
-    "TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK", "LOW_EFFORT",
-    "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER",
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
 )
 _COMPLETION_CODE = re.compile(r"^[A-Za-z0-9]{1,64}$")
 
@@ -310,7 +320,13 @@ class ProlificClient:
     """Prolific's researcher API; one method per operation, plain dataclasses out."""
 
     def __init__(
-        self, *, base_url: str, token: str, timeout: float = 10.0, attempts: int = 4, backoff_seconds: float = 0.5,
+        self,
+        *,
+        base_url: str,
+        token: str,
+        timeout: float = 10.0,
+        attempts: int = 4,
+        backoff_seconds: float = 0.5,
         page_size: int = PAGE_SIZE,
     ):
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
@@ -344,27 +360,36 @@ class ProlificClient:
                 method, urljoin(self.base_url, path), json=json, params=params, timeout=self.timeout
             )
         except requests.ConnectTimeout as exc:
-            raise _Transient(f"Prolific {operation}: cannot connect ({exc.__class__.__name__}).",
-                             processed_maybe=False) from exc
+            raise _Transient(
+                f"Prolific {operation}: cannot connect ({exc.__class__.__name__}).", processed_maybe=False
+            ) from exc
         except requests.ConnectionError as exc:
             refused = "refused" in str(exc).lower()
-            raise _Transient(f"Prolific {operation}: connection failed ({exc.__class__.__name__}).",
-                             processed_maybe=not refused) from exc
+            raise _Transient(
+                f"Prolific {operation}: connection failed ({exc.__class__.__name__}).", processed_maybe=not refused
+            ) from exc
         except requests.Timeout as exc:
-            raise _Transient(f"Prolific {operation}: no answer within {self.timeout:g} s.",
-                             processed_maybe=True) from exc
+            raise _Transient(
+                f"Prolific {operation}: no answer within {self.timeout:g} s.", processed_maybe=True
+            ) from exc
         except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError) as exc:
-            raise _Transient(f"Prolific {operation}: the answer broke off ({exc.__class__.__name__}).",
-                             processed_maybe=True) from exc
+            raise _Transient(
+                f"Prolific {operation}: the answer broke off ({exc.__class__.__name__}).", processed_maybe=True
+            ) from exc
         except requests.RequestException as exc:
-            raise MarketplaceError(f"Prolific {operation}: the request could not be made ({exc.__class__.__name__}); "
-                                   "check PROLIFIC_API_URL.", marketplace_code="request_failed") from exc
+            raise MarketplaceError(
+                f"Prolific {operation}: the request could not be made ({exc.__class__.__name__}); "
+                "check PROLIFIC_API_URL.",
+                marketplace_code="request_failed",
+            ) from exc
         status = response.status_code
         if status == 429 or status >= 500:
             text, _ = _error_text(response)
             raise _Transient(
-                f"Prolific {operation}: HTTP {status} ({text}).", processed_maybe=status != 429,
-                retry_after=_retry_after(response.headers.get("Retry-After")), status=status,
+                f"Prolific {operation}: HTTP {status} ({text}).",
+                processed_maybe=status != 429,
+                retry_after=_retry_after(response.headers.get("Retry-After")),
+                status=status,
             )
         if status >= 400:
             raise self._refusal(response, operation)
@@ -373,8 +398,9 @@ class ProlificClient:
         try:
             return response.json()
         except ValueError as exc:
-            raise MarketplaceError(f"Prolific {operation}: the answer is not JSON.",
-                                   marketplace_code="bad_body") from exc
+            raise MarketplaceError(
+                f"Prolific {operation}: the answer is not JSON.", marketplace_code="bad_body"
+            ) from exc
 
     def _refusal(self, response: requests.Response, operation: str) -> MarketplaceError:
         text, code = _error_text(response)
@@ -387,8 +413,9 @@ class ProlificClient:
                 marketplace_code=marketplace_code,
             )
         if status == 404:
-            return NotFoundAtMarketplace(f"Prolific {operation}: not found ({text}).",
-                                         marketplace_code=marketplace_code)
+            return NotFoundAtMarketplace(
+                f"Prolific {operation}: not found ({text}).", marketplace_code=marketplace_code
+            )
         return MarketplaceError(f"Prolific {operation}: {text} (HTTP {status}).", marketplace_code=marketplace_code)
 
     def _pause(self, attempt: int, failure: _Transient, operation: str) -> None:
@@ -402,12 +429,26 @@ class ProlificClient:
             delay = failure.retry_after
         else:
             delay = self.backoff_seconds * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
-        logger.warning("prolific %s: %s retrying in %.2f s (attempt %d of %d)",
-                       operation, failure.message, delay, attempt + 1, self.attempts)
+        logger.warning(
+            "prolific %s: %s retrying in %.2f s (attempt %d of %d)",
+            operation,
+            failure.message,
+            delay,
+            attempt + 1,
+            self.attempts,
+        )
         _wait(delay)
 
-    def _send(self, method: str, path: str, *, operation: str, json: Any = None, params: dict | None = None,
-              retry: Retry = Retry.SAFE):
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        operation: str,
+        json: Any = None,
+        params: dict | None = None,
+        retry: Retry = Retry.SAFE,
+    ):
         for attempt in range(1, self.attempts + 1):
             try:
                 return self._attempt(method, path, operation=operation, json=json, params=params)
@@ -422,8 +463,15 @@ class ProlificClient:
         seen: set[str] = set()
         page = 1
         while True:
-            data = self._send("GET", path, operation=operation,
-                              params={**(params or {}), "page": page, "page_size": self.page_size}) or {}
+            data = (
+                self._send(
+                    "GET",
+                    path,
+                    operation=operation,
+                    params={**(params or {}), "page": page, "page_size": self.page_size},
+                )
+                or {}
+            )
             results = data.get("results", [])
             fresh = [item for item in results if item.get("id") not in seen]
             seen.update(item.get("id") for item in fresh)
@@ -457,8 +505,11 @@ class ProlificClient:
         raise AssertionError("unreachable")
 
     def _study_named(self, internal_name: str) -> RemoteStudy | None:
-        matches = [item for item in self._pages("studies/", operation="list studies")
-                   if item.get("internal_name") == internal_name]
+        matches = [
+            item
+            for item in self._pages("studies/", operation="list studies")
+            if item.get("internal_name") == internal_name
+        ]
         if not matches:
             return None
         if len(matches) > 1:
@@ -484,8 +535,9 @@ class ProlificClient:
     def _study_transition(self, study_id: str, *, action: str, done: tuple[str, ...]) -> RemoteStudy:
         operation = f"{action.lower()} study"
         try:
-            data = self._send("POST", f"studies/{quote(study_id)}/transition/", operation=operation,
-                              json={"action": action})
+            data = self._send(
+                "POST", f"studies/{quote(study_id)}/transition/", operation=operation, json={"action": action}
+            )
         except (NotFoundAtMarketplace, MarketplaceUnavailable, Unauthorized):
             raise
         except MarketplaceError as refused:
@@ -501,8 +553,12 @@ class ProlificClient:
     def study_places_increase(self, study_id: str, total: int) -> RemoteStudy:
         """Raise `total_available_places` to `total` (Prolific never lowers it once published)."""
         try:
-            data = self._send("PATCH", f"studies/{quote(study_id)}/", operation="update study places",
-                              json={"total_available_places": total})
+            data = self._send(
+                "PATCH",
+                f"studies/{quote(study_id)}/",
+                operation="update study places",
+                json={"total_available_places": total},
+            )
         except (NotFoundAtMarketplace, MarketplaceUnavailable, Unauthorized):
             raise
         except MarketplaceError as refused:
@@ -512,11 +568,12 @@ class ProlificClient:
             if study.total_available_places > total:
                 raise MarketplaceError(
                     f"Study {study_id} has {study.total_available_places} places; Prolific only increases them "
-                    f"({refused.message})", marketplace_code=refused.marketplace_code,
+                    f"({refused.message})",
+                    marketplace_code=refused.marketplace_code,
                 ) from refused
             raise InvalidState(
-                f"Prolific did not raise the places of study {study_id} ({study.status}) to {total}: "
-                f"{refused.message}", marketplace_code=refused.marketplace_code,
+                f"Prolific did not raise the places of study {study_id} ({study.status}) to {total}: {refused.message}",
+                marketplace_code=refused.marketplace_code,
             ) from refused
         return _study_from(data)
 
@@ -527,8 +584,7 @@ class ProlificClient:
         return [_submission_from(item, study_id=study_id) for item in items]
 
     def submission_approve(self, submission_id: str) -> RemoteSubmission:
-        return self._submission_transition(submission_id, body={"action": "APPROVE"},
-                                           done=SubmissionStatus.APPROVED)
+        return self._submission_transition(submission_id, body={"action": "APPROVE"}, done=SubmissionStatus.APPROVED)
 
     def submission_reject(self, submission_id: str, *, message: str, category: str) -> RemoteSubmission:
         """Reject; `message` (at least 100 characters) is sent to the participant."""
@@ -539,8 +595,7 @@ class ProlificClient:
     def _submission_transition(self, submission_id: str, *, body: dict, done: str) -> RemoteSubmission:
         operation = f"{body['action'].lower()} submission"
         try:
-            data = self._send("POST", f"submissions/{quote(submission_id)}/transition/", operation=operation,
-                              json=body)
+            data = self._send("POST", f"submissions/{quote(submission_id)}/transition/", operation=operation, json=body)
         except (NotFoundAtMarketplace, MarketplaceUnavailable, Unauthorized):
             raise
         except MarketplaceError as refused:
@@ -552,7 +607,8 @@ class ProlificClient:
             if current.status != SubmissionStatus.AWAITING_REVIEW:
                 raise InvalidState(
                     f"Prolific cannot {body['action'].lower()} submission {submission_id} in status "
-                    f"{current.status}: {refused.message}", marketplace_code=refused.marketplace_code,
+                    f"{current.status}: {refused.message}",
+                    marketplace_code=refused.marketplace_code,
                 ) from refused
             raise
         return _submission_from(data, study_id="")
@@ -563,18 +619,24 @@ class ProlificClient:
         """Set up one bulk bonus (participant or submission id, amount in the study currency)
         and pay it; the bulk bonus id. Not idempotent: see the module docstring."""
         csv = bonus_csv(bonuses)
-        data = self._send("POST", "submissions/bonus-payments/", operation="set up bonuses",
-                          json={"study_id": study_id, "csv_bonuses": csv})
+        data = self._send(
+            "POST",
+            "submissions/bonus-payments/",
+            operation="set up bonuses",
+            json={"study_id": study_id, "csv_bonuses": csv},
+        )
         bonus_id = data["id"]
         try:
-            self._send("POST", f"bulk-bonus-payments/{quote(bonus_id)}/pay/", operation="pay bonuses",
-                       retry=Retry.REFUSED_ONLY)
+            self._send(
+                "POST", f"bulk-bonus-payments/{quote(bonus_id)}/pay/", operation="pay bonuses", retry=Retry.REFUSED_ONLY
+            )
         except MarketplaceUnavailable as failure:
             if isinstance(failure.__cause__, _Transient) and not failure.__cause__.processed_maybe:
                 raise
             raise BonusOutcomeUnknown(
                 f"Paying bulk bonus {bonus_id} of study {study_id} may or may not have happened ({failure.message}). "
-                "Check the submissions' bonus payments before paying again.", bonus_payment_id=bonus_id,
+                "Check the submissions' bonus payments before paying again.",
+                bonus_payment_id=bonus_id,
             ) from failure
         return bonus_id
 

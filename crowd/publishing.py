@@ -29,8 +29,8 @@ from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
 from crowd import fees, ledger
-from crowd.marketplace import Marketplace, Publication, RemoteHIT, Requirement, WorkType, get_marketplace
 from crowd.ledger import BudgetExceeded
+from crowd.marketplace import Marketplace, Publication, RemoteHIT, Requirement, WorkType, get_marketplace
 from crowd.models import HIT, HITType, LedgerEntry
 
 Environment = Campaign.Environment
@@ -77,7 +77,8 @@ def production_guard_check(*, campaign: Campaign, live: bool) -> None:
     if missing:
         raise ApplicationError(
             f"Refusing to publish to {SHORT_NAMES[campaign.channel]} production, which spends real money. Missing: "
-            + "; ".join(missing) + ".",
+            + "; ".join(missing)
+            + ".",
             code="production_guard",
             details=missing,
         )
@@ -166,7 +167,10 @@ def _budget_commit(*, batch: Batch) -> Decimal:
             f"committed and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
             "Raise the budget cap or publish fewer tasks.",
             details={
-                "cost": str(cost), "committed": str(money.committed), "cap": str(money.cap), "shortfall": str(shortfall)
+                "cost": str(cost),
+                "committed": str(money.committed),
+                "cap": str(money.cap),
+                "shortfall": str(shortfall),
             },
         )
     LedgerEntry.objects.bulk_create(entries)
@@ -312,7 +316,9 @@ def _batch_published(*, batch_id: int) -> None:
         # Publishing its Likert batch starts a topic's Likert round.
         Topic.objects.filter(pk=batch.topic_id, state=Topic.State.IMPORTING).update(state=Topic.State.LIKERT)
     # The first published batch makes a draft campaign active (its settings are then fixed).
-    Campaign.objects.filter(pk=batch.topic.campaign_id, status=Campaign.Status.DRAFT).update(status=Campaign.Status.ACTIVE)
+    Campaign.objects.filter(pk=batch.topic.campaign_id, status=Campaign.Status.DRAFT).update(
+        status=Campaign.Status.ACTIVE
+    )
 
 
 # ---- A topic's round, for the command ----------------------------------------------------

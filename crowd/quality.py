@@ -33,10 +33,23 @@ from crowd.agreement import (
 )
 
 __all__ = [
-    "KindStats", "RunReliability", "StabilityPoint", "TrapReport", "TrapStats",
-    "WorkerCorrelation", "bootstrap_stability", "comparison_agreement", "exclusion_reasons",
-    "exclusions", "krippendorff_alpha", "leave_one_out", "leave_one_out_details",
-    "majority_agreement", "meta_worker_agreement", "run_reliability", "trap_report",
+    "KindStats",
+    "RunReliability",
+    "StabilityPoint",
+    "TrapReport",
+    "TrapStats",
+    "WorkerCorrelation",
+    "bootstrap_stability",
+    "comparison_agreement",
+    "exclusion_reasons",
+    "exclusions",
+    "krippendorff_alpha",
+    "leave_one_out",
+    "leave_one_out_details",
+    "majority_agreement",
+    "meta_worker_agreement",
+    "run_reliability",
+    "trap_report",
 ]
 
 Label = tuple[Hashable, Hashable, float]
@@ -120,8 +133,7 @@ class TrapReport:
     kinds: dict[str, KindStats]
 
 
-def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at: float = 3
-                ) -> TrapReport:
+def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at: float = 3) -> TrapReport:
     """Per worker: trap labels seen and failed (score ≥ `fail_at`); per trap kind
     ("obvious", "subtle"): mean score and label count. Falke & Gurevych (2017) saw means
     of 1.08 (obvious) and 1.14 (subtle). Every label on a trap counts, so a trap shown to a
@@ -138,10 +150,8 @@ def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at:
     with np.errstate(invalid="ignore"):
         mean = total / count
     return TrapReport(
-        workers={worker: TrapStats(int(seen[code]), int(failed[code]))
-                 for code, worker in enumerate(table.workers)},
-        kinds={kind: KindStats(float(mean[code]), int(count[code]))
-               for code, kind in enumerate(kinds)},
+        workers={worker: TrapStats(int(seen[code]), int(failed[code])) for code, worker in enumerate(table.workers)},
+        kinds={kind: KindStats(float(mean[code]), int(count[code])) for code, kind in enumerate(kinds)},
     )
 
 
@@ -164,8 +174,10 @@ def comparison_agreement(votes: Iterable[Vote]) -> dict[Hashable, float | None]:
     absent don't count; None when the worker has no vote that counts."""
     table = vote_table(votes)
     agree, countable = _comparison_counts(table, len(table.workers))
-    return {worker: float(agree[code] / countable[code]) if countable[code] else None
-            for code, worker in enumerate(table.workers)}
+    return {
+        worker: float(agree[code] / countable[code]) if countable[code] else None
+        for code, worker in enumerate(table.workers)
+    }
 
 
 def _comparison_counts(table: VoteTable, workers: int) -> tuple[np.ndarray, np.ndarray]:
@@ -180,25 +192,52 @@ def _comparison_counts(table: VoteTable, workers: int) -> tuple[np.ndarray, np.n
     other_first = np.bincount(table.pair, first_won, pairs)[pair] - own_first
     countable = (other_votes > 0) & (2 * other_first != other_votes)
     agree = np.where(2 * other_first > other_votes, own_first, own_votes - own_first)
-    return (np.bincount(worker, np.where(countable, agree, 0), workers),
-            np.bincount(worker, np.where(countable, own_votes, 0), workers))
+    return (
+        np.bincount(worker, np.where(countable, agree, 0), workers),
+        np.bincount(worker, np.where(countable, own_votes, 0), workers),
+    )
 
 
-def exclusions(labels: Iterable[Label], traps: Mapping[Hashable, str] | None = None,
-               votes: Iterable[Vote] = (), max_label_share: float = 0.05, min_items: int = 5,
-               *, fail_at: float = 3, max_r: float = 0.5, max_agreement: float = 0.6,
-               untouched: Mapping[Hashable, int] | None = None) -> set[Hashable]:
+def exclusions(
+    labels: Iterable[Label],
+    traps: Mapping[Hashable, str] | None = None,
+    votes: Iterable[Vote] = (),
+    max_label_share: float = 0.05,
+    min_items: int = 5,
+    *,
+    fail_at: float = 3,
+    max_r: float = 0.5,
+    max_agreement: float = 0.6,
+    untouched: Mapping[Hashable, int] | None = None,
+) -> set[Hashable]:
     """The workers to exclude from aggregation; see `exclusion_reasons` for the rules."""
-    return set(exclusion_reasons(labels, traps, votes, max_label_share, min_items,
-                                 fail_at=fail_at, max_r=max_r, max_agreement=max_agreement,
-                                 untouched=untouched))
+    return set(
+        exclusion_reasons(
+            labels,
+            traps,
+            votes,
+            max_label_share,
+            min_items,
+            fail_at=fail_at,
+            max_r=max_r,
+            max_agreement=max_agreement,
+            untouched=untouched,
+        )
+    )
 
 
-def exclusion_reasons(labels: Iterable[Label], traps: Mapping[Hashable, str] | None = None,
-                      votes: Iterable[Vote] = (), max_label_share: float = 0.05,
-                      min_items: int = 5, *, fail_at: float = 3, max_r: float = 0.5,
-                      max_agreement: float = 0.6,
-                      untouched: Mapping[Hashable, int] | None = None) -> dict[Hashable, str]:
+def exclusion_reasons(
+    labels: Iterable[Label],
+    traps: Mapping[Hashable, str] | None = None,
+    votes: Iterable[Vote] = (),
+    max_label_share: float = 0.05,
+    min_items: int = 5,
+    *,
+    fail_at: float = 3,
+    max_r: float = 0.5,
+    max_agreement: float = 0.6,
+    untouched: Mapping[Hashable, int] | None = None,
+) -> dict[Hashable, str]:
     """Workers to exclude, each with the reason, in the order they were chosen. `traps`
     maps trap items to their kind (None or {} when there are none).
 
@@ -230,47 +269,58 @@ def exclusion_reasons(labels: Iterable[Label], traps: Mapping[Hashable, str] | N
 
     seen, failed = _trap_counts(table, traps, fail_at)
     for code in np.flatnonzero((seen >= 2) & (2 * failed >= seen)):
-        reasons[table.workers[code]] = \
-            f"failed {failed[code]} of {seen[code]} traps (score ≥ {fail_at:g})"
+        reasons[table.workers[code]] = f"failed {failed[code]} of {seen[code]} traps (score ≥ {fail_at:g})"
 
     trap_excluded = np.array([worker in reasons for worker in table.workers], bool)
     r, items, own_constant, others_constant = _leave_one_out(
-        table.subset(~_trap_labels(table, traps) & ~trap_excluded[table.worker]))
+        table.subset(~_trap_labels(table, traps) & ~trap_excluded[table.worker])
+    )
     constant = own_constant & ~others_constant & (items >= 3)
     r = np.where(constant, 0.0, r)
     _add_worst(
-        reasons, table.workers, r, judged=(items >= min_items) & (r < max_r),
+        reasons,
+        table.workers,
+        r,
+        judged=(items >= min_items) & (r < max_r),
         load=np.bincount(table.worker, minlength=len(table.workers)),
         cap=max_label_share * len(table.score),
-        describe=lambda code: f"leave-one-out r = {r[code]:.2f} on {items[code]} items"
-                              f"{' (constant scores)' if constant[code] else ''}, "
-                              f"below {max_r:g}; worst first within "
-                              f"{max_label_share:.0%} of labels")
+        describe=lambda code: (
+            f"leave-one-out r = {r[code]:.2f} on {items[code]} items"
+            f"{' (constant scores)' if constant[code] else ''}, "
+            f"below {max_r:g}; worst first within "
+            f"{max_label_share:.0%} of labels"
+        ),
+    )
 
     untouched = untouched or {}
     ballots = vote_table(votes)
     workers = list(dict.fromkeys([*ballots.workers, *untouched]))
     idle = np.array([untouched.get(worker, 0) for worker in workers], float)
     excluded = np.array([worker in reasons for worker in workers], bool)
-    agree, countable = _comparison_counts(ballots.subset(~excluded[ballots.worker]),
-                                          len(workers))
+    agree, countable = _comparison_counts(ballots.subset(~excluded[ballots.worker]), len(workers))
     countable = countable + idle
     with np.errstate(invalid="ignore", divide="ignore"):
         agreement = agree / countable
     _add_worst(
-        reasons, workers, agreement,
+        reasons,
+        workers,
+        agreement,
         judged=~excluded & (countable >= min_items) & (agreement < max_agreement),
         load=np.bincount(ballots.worker, minlength=len(workers)) + idle,
         cap=max_label_share * (len(ballots.worker) + idle.sum()),
-        describe=lambda code: f"comparison agreement {agreement[code]:.2f} on "
-                              f"{countable[code]:.0f} votes ({idle[code]:.0f} untouched), "
-                              f"below {max_agreement:g}; worst first within "
-                              f"{max_label_share:.0%} of votes")
+        describe=lambda code: (
+            f"comparison agreement {agreement[code]:.2f} on "
+            f"{countable[code]:.0f} votes ({idle[code]:.0f} untouched), "
+            f"below {max_agreement:g}; worst first within "
+            f"{max_label_share:.0%} of votes"
+        ),
+    )
     return reasons
 
 
-def _add_worst(reasons: dict, workers: list, value: np.ndarray, judged: np.ndarray,
-               load: np.ndarray, cap: float, describe) -> None:
+def _add_worst(
+    reasons: dict, workers: list, value: np.ndarray, judged: np.ndarray, load: np.ndarray, cap: float, describe
+) -> None:
     """Add judged workers, lowest `value` first, while the excluded load stays ≤ cap."""
     used = load[np.array([worker in reasons for worker in workers], bool)].sum()
     candidates = np.flatnonzero(judged)

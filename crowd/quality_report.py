@@ -40,8 +40,20 @@ STABILITY_DRAWS = 100
 STABILITY_MAX_ITEMS = 5_000  # a random subset estimates the same curve, in a page's time
 STABILITY_SEED = 2004  # a fixed seed: the page shows the same curve on every load
 CSV_HEADER = [
-    "worker", "labels", "items", "loo_r", "traps_seen", "traps_failed", "votes", "comparison_agreement",
-    "untouched_orderings", "computed_status", "override_status", "override_reason", "status", "computed_at",
+    "worker",
+    "labels",
+    "items",
+    "loo_r",
+    "traps_seen",
+    "traps_failed",
+    "votes",
+    "comparison_agreement",
+    "untouched_orderings",
+    "computed_status",
+    "override_status",
+    "override_reason",
+    "status",
+    "computed_at",
 ]
 
 
@@ -86,21 +98,29 @@ class QualityReport:
 
     def loo_histogram(self) -> SafeString:
         return histogram_svg(
-            [worker.loo_r for worker in self.workers], bins=20, value_range=(-1.0, 1.0), cutoff=self.loo_cutoff,
-            cutoff_label="excluded up to", title="Leave-one-out correlation per worker",
-            x_label="Pearson r with the mean of the other workers", y_label="workers",
+            [worker.loo_r for worker in self.workers],
+            bins=20,
+            value_range=(-1.0, 1.0),
+            cutoff=self.loo_cutoff,
+            cutoff_label="excluded up to",
+            title="Leave-one-out correlation per worker",
+            x_label="Pearson r with the mean of the other workers",
+            y_label="workers",
         )
 
     def stability_chart(self) -> SafeString:
         return line_svg(
             {"mean Spearman ρ ± SD": [(point.size, point.mean, point.sd) for point in self.stability]},
             title="Bootstrap stability of the ranking by Likert mean",
-            x_label="labels per proposition", y_label="Spearman ρ between two samples", y_range=(-0.1, 1.0),
+            x_label="labels per proposition",
+            y_label="Spearman ρ between two samples",
+            y_range=(-0.1, 1.0),
         )
 
 
-def campaign_quality_report(campaign: Campaign, topic: Topic | None = None, compare_with: Campaign | None = None
-                            ) -> QualityReport:
+def campaign_quality_report(
+    campaign: Campaign, topic: Topic | None = None, compare_with: Campaign | None = None
+) -> QualityReport:
     """The report for the campaign, or for one topic of it; `compare_with` (one of
     `comparable_campaigns`) adds the reliability between the two runs."""
     data = counted_labels(campaign_id=campaign.pk, topic_id=topic.pk if topic else None)
@@ -156,7 +176,8 @@ def _workers(campaign: Campaign, topic: Topic | None, data: CountedLabels) -> li
 def _trap_means(data: CountedLabels) -> list[TrapMean]:
     kinds = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT).kinds
     return [
-        TrapMean(kind, _defined(kinds[kind].mean), kinds[kind].n, paper) if kind in kinds
+        TrapMean(kind, _defined(kinds[kind].mean), kinds[kind].n, paper)
+        if kind in kinds
         else TrapMean(kind, None, 0, paper)
         for kind, paper in PAPER_TRAP_MEANS.items()
     ]
@@ -216,13 +237,23 @@ def _means_by_text(texts: dict[int, tuple[str, str]], labels: list) -> dict[tupl
 def worker_quality_csv_rows(campaign: Campaign) -> Iterator[list]:
     """The header, then one row per worker of the campaign (by worker id)."""
     yield CSV_HEADER
-    for quality in WorkerQuality.objects.filter(campaign=campaign).select_related("worker").order_by(
-        "worker__external_id"
+    for quality in (
+        WorkerQuality.objects.filter(campaign=campaign).select_related("worker").order_by("worker__external_id")
     ):
         yield [
-            quality.worker.external_id, quality.labels, quality.items, _blank(quality.loo_r), quality.traps_seen,
-            quality.traps_failed, quality.votes, _blank(quality.comparison_agreement), quality.untouched_orderings,
-            quality.computed_status, quality.override_status, quality.override_reason, quality.status,
+            quality.worker.external_id,
+            quality.labels,
+            quality.items,
+            _blank(quality.loo_r),
+            quality.traps_seen,
+            quality.traps_failed,
+            quality.votes,
+            _blank(quality.comparison_agreement),
+            quality.untouched_orderings,
+            quality.computed_status,
+            quality.override_status,
+            quality.override_reason,
+            quality.status,
             quality.computed_at.isoformat() if quality.computed_at else "",
         ]
 

@@ -71,7 +71,9 @@ def review_record(*, assignment_id: int, status: str, reason: str = "") -> bool:
         assignment.save(update_fields=["status", "reviewed_at", "reject_reason"])
         record = ledger.assignment_paid if status == Status.APPROVED else ledger.assignment_unpaid
         record(
-            campaign_id=campaign_id, hit=hit, assignment_id=assignment.assignment_id,
+            campaign_id=campaign_id,
+            hit=hit,
+            assignment_id=assignment.assignment_id,
             worker_id=assignment.worker.external_id,
         )
     return True
@@ -166,7 +168,10 @@ def _block_set(*, worker_id: int, campaign_id: int, reason: str, decided_by, blo
         worker.block_reason = reason if blocked else ""
         worker.save(update_fields=["blocked", "block_reason"])
         WorkerDecision.objects.create(
-            campaign=campaign, worker=worker, action="block" if blocked else "unblock", reason=reason,
+            campaign=campaign,
+            worker=worker,
+            action="block" if blocked else "unblock",
+            reason=reason,
             decided_by=decided_by,
         )
 
@@ -199,8 +204,11 @@ def _bonus_record(*, assignment: Assignment, amount: Decimal, reason: str, decid
             + f", and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
             "Raise the budget cap or pay a smaller bonus. Nothing was paid.",
             details={
-                "cost": str(cost), "committed": str(money.committed), "pending_bonuses": str(pending),
-                "cap": str(money.cap), "shortfall": str(shortfall),
+                "cost": str(cost),
+                "committed": str(money.committed),
+                "pending_bonuses": str(pending),
+                "cap": str(money.cap),
+                "shortfall": str(shortfall),
             },
         )
     return Bonus.objects.create(

@@ -19,8 +19,23 @@ class HITSerializer(serializers.ModelSerializer):
     class Meta:
         model = HIT
         fields = (
-            "id", "hit_id", "hit_type_id", "environment", "status", "complete", "deleted", "max_assignments",
-            "assignments", "reward", "created_at", "expires_at", "last_synced_at", "task", "topic", "kind", "batch",
+            "id",
+            "hit_id",
+            "hit_type_id",
+            "environment",
+            "status",
+            "complete",
+            "deleted",
+            "max_assignments",
+            "assignments",
+            "reward",
+            "created_at",
+            "expires_at",
+            "last_synced_at",
+            "task",
+            "topic",
+            "kind",
+            "batch",
         )
         read_only_fields = fields
 
@@ -32,24 +47,43 @@ class HITFilterSerializer(serializers.Serializer):
 
 
 class WorkerQualitySerializer(serializers.ModelSerializer):
-    status = serializers.ChoiceField(choices=WorkerQuality.Status.choices, read_only=True,
-                                     help_text="The override if an admin set one, else the computed status.")
+    status = serializers.ChoiceField(
+        choices=WorkerQuality.Status.choices,
+        read_only=True,
+        help_text="The override if an admin set one, else the computed status.",
+    )
     # Declared: DRF drops allow_blank from read-only model fields, and the schema would then refuse "".
-    override_status = serializers.ChoiceField(choices=WorkerQuality.Status.choices, allow_blank=True, read_only=True,
-                                              help_text='An admin\'s override of the computed status; "" when none.')
+    override_status = serializers.ChoiceField(
+        choices=WorkerQuality.Status.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text='An admin\'s override of the computed status; "" when none.',
+    )
 
     class Meta:
         model = WorkerQuality
         fields = (
-            "labels", "items", "loo_r", "traps_seen", "traps_failed", "votes", "comparison_agreement",
-            "untouched_orderings", "status", "computed_status", "override_status", "override_reason", "computed_at",
+            "labels",
+            "items",
+            "loo_r",
+            "traps_seen",
+            "traps_failed",
+            "votes",
+            "comparison_agreement",
+            "untouched_orderings",
+            "status",
+            "computed_status",
+            "override_status",
+            "override_reason",
+            "computed_at",
         )
         read_only_fields = fields
 
 
 class CampaignWorkerSerializer(serializers.ModelSerializer):
-    assignments = serializers.IntegerField(source="assignment_count", read_only=True,
-                                           help_text="Assignments in this campaign.")
+    assignments = serializers.IntegerField(
+        source="assignment_count", read_only=True, help_text="Assignments in this campaign."
+    )
     quality = serializers.SerializerMethodField(help_text="Null until quality control has run.")
 
     class Meta:
@@ -102,9 +136,9 @@ class ChannelSerializer(serializers.Serializer):
     tasks_per_session = serializers.IntegerField(min_value=1, max_value=100, required=False)
     prolific_filters = serializers.JSONField(
         required=False,
-        help_text='Prolific eligibility filters for every study, as Prolific\'s API takes them: '
-                  '[{"filter_id": ..., "selected_values": [...]} or {"filter_id": ..., "selected_range": '
-                  '{"lower": ..., "upper": ...}}]; [] for none.',
+        help_text="Prolific eligibility filters for every study, as Prolific's API takes them: "
+        '[{"filter_id": ..., "selected_values": [...]} or {"filter_id": ..., "selected_range": '
+        '{"lower": ..., "upper": ...}}]; [] for none.',
     )
 
     def validate_prolific_filters(self, value):

@@ -75,7 +75,9 @@ class Participant:
             copied = self.http.post(urljoin(stored.url, external.action), data=external.hidden, timeout=TIMEOUT)
             following = NEXT_TASK.search(copied.text) if copied.status_code == 200 else None
             if following is None:
-                raise SimulationError(f"the session refused the answer's copy ({copied.status_code}): {copied.text[:300]}")
+                raise SimulationError(
+                    f"the session refused the answer's copy ({copied.status_code}): {copied.text[:300]}"
+                )
             submitted += 1
             response = self.http.get(urljoin(copied.url, unescape(following.group(1))), timeout=TIMEOUT)
 

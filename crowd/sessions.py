@@ -115,11 +115,7 @@ def session_get(key) -> WorkSession:
         key = uuid.UUID(str(key))
     except ValueError:
         raise NotFound("There is no such session. Open the link you were given again.") from None
-    session = (
-        WorkSession.objects.select_related("campaign", "worker", "study__batch", "link")
-        .filter(key=key)
-        .first()
-    )
+    session = WorkSession.objects.select_related("campaign", "worker", "study__batch", "link").filter(key=key).first()
     if session is None:
         raise NotFound("There is no such session. Open the link you were given again.")
     return session
@@ -197,10 +193,7 @@ def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
     )
     worker_answers = Assignment.objects.filter(task=OuterRef("pk"), worker_id=session.worker_id)
     taken = (
-        TaskHold.objects.filter(_active(now), task=OuterRef("pk"))
-        .values("task")
-        .annotate(n=Count("pk"))
-        .values("n")
+        TaskHold.objects.filter(_active(now), task=OuterRef("pk")).values("task").annotate(n=Count("pk")).values("n")
     )
     return (
         _pool(session)

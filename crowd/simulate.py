@@ -81,7 +81,7 @@ class Judge:
         if worker.behaviour == RANDOM_SPAMMER:
             return {pid: rng.randint(1, 5) for pid in proposition_ids}
         if worker.behaviour == CONSTANT_SPAMMER:
-            return {pid: worker.constant for pid in proposition_ids}
+            return dict.fromkeys(proposition_ids, worker.constant)
         scores = {}
         for pid in proposition_ids:
             if pid in self.traps and worker.behaviour == DILIGENT:

@@ -40,9 +40,17 @@ class _Frame:
         return HEIGHT - BOTTOM - (value - self.y_low) / (self.y_high - self.y_low) * (HEIGHT - TOP - BOTTOM)
 
 
-def histogram_svg(values: Iterable[float], bins: int = 20, *, value_range: tuple[float, float] | None = None,
-                  cutoff: float | None = None, cutoff_label: str = "cut-off", title: str,
-                  x_label: str, y_label: str = "count") -> SafeString:
+def histogram_svg(
+    values: Iterable[float],
+    bins: int = 20,
+    *,
+    value_range: tuple[float, float] | None = None,
+    cutoff: float | None = None,
+    cutoff_label: str = "cut-off",
+    title: str,
+    x_label: str,
+    y_label: str = "count",
+) -> SafeString:
     """Bars of `bins` equal-width bins over `value_range` (default: the values' range); a
     dashed vertical line at `cutoff`. Non-finite values are left out."""
     data = np.array([value for value in values if value is not None and math.isfinite(value)], float)
@@ -69,16 +77,25 @@ def histogram_svg(values: Iterable[float], bins: int = 20, *, value_range: tuple
     return _svg(title, summary + ".", parts)
 
 
-def line_svg(series: Mapping[str, Sequence[Point]], *, title: str, x_label: str, y_label: str,
-             x_range: tuple[float, float] | None = None, y_range: tuple[float, float] | None = None,
-             references: Mapping[str, float] | None = None) -> SafeString:
+def line_svg(
+    series: Mapping[str, Sequence[Point]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    x_range: tuple[float, float] | None = None,
+    y_range: tuple[float, float] | None = None,
+    references: Mapping[str, float] | None = None,
+) -> SafeString:
     """One line with point markers per named series; a point `(x, y, error)` also gets an
     error bar y ± error. Points with a non-finite y are left out (the line skips them).
     `references` draws labelled dashed horizontal lines (e.g. published figures)."""
     clean = {name: [point for point in points if math.isfinite(point[1])] for name, points in series.items()}
     references = references or {}
-    frame = _Frame(*(x_range or _extent(point[0] for points in clean.values() for point in points)),
-                   *(y_range or _extent([*_y_extremes(clean), *references.values()])))
+    frame = _Frame(
+        *(x_range or _extent(point[0] for points in clean.values() for point in points)),
+        *(y_range or _extent([*_y_extremes(clean), *references.values()])),
+    )
     integer_x = all(float(point[0]).is_integer() for points in clean.values() for point in points)
     parts = _axes(frame, x_label, y_label, integer_x=integer_x)
     for label, value in references.items():
@@ -90,21 +107,31 @@ def line_svg(series: Mapping[str, Sequence[Point]], *, title: str, x_label: str,
         described.append(f"{name}: " + ", ".join(_describe(point) for point in points))
         if len(clean) > 1:
             x = LEFT + index * 140
-            parts.append(f'<rect x="{x}" y="6" width="10" height="10" fill="{colour}"></rect>'
-                         f'<text x="{x + 14}" y="15">{escape(name)}</text>')
+            parts.append(
+                f'<rect x="{x}" y="6" width="10" height="10" fill="{colour}"></rect>'
+                f'<text x="{x + 14}" y="15">{escape(name)}</text>'
+            )
     if not any(clean.values()):
         parts.append(_no_data())
     return _svg(title, "; ".join(described) or "no data", parts)
 
 
-def interval_svg(intervals: Sequence[tuple[float, float, float, str]], *, title: str, x_label: str,
-                 y_label: str, x_range: tuple[float, float] | None = None) -> SafeString:
+def interval_svg(
+    intervals: Sequence[tuple[float, float, float, str]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    x_range: tuple[float, float] | None = None,
+) -> SafeString:
     """A marker at y with a bar from y − error to y + error per `(x, y, error, name)`, not
     joined by a line: e.g. TrueSkill μ ± σ by rank. `name` is the point's tooltip.
     Intervals with a non-finite y or error are left out."""
     clean = [item for item in intervals if math.isfinite(item[1]) and math.isfinite(item[2])]
-    frame = _Frame(*(x_range or _extent(item[0] for item in clean)),
-                   *_extent([value for _x, y, error, _name in clean for value in (y - error, y + error)]))
+    frame = _Frame(
+        *(x_range or _extent(item[0] for item in clean)),
+        *_extent([value for _x, y, error, _name in clean for value in (y - error, y + error)]),
+    )
     integer_x = all(float(item[0]).is_integer() for item in clean)
     parts = _axes(frame, x_label, y_label, integer_x=integer_x)
     for x_value, y_value, error, name in clean:
@@ -120,8 +147,10 @@ def interval_svg(intervals: Sequence[tuple[float, float, float, str]], *, title:
         return _svg(title, "no data", parts)
     centres = [item[1] for item in clean]
     errors = [item[2] for item in clean]
-    summary = (f"{len(clean)} intervals; centres from {_number(min(centres))} to {_number(max(centres))}, "
-               f"half-widths from {_number(min(errors))} to {_number(max(errors))}")
+    summary = (
+        f"{len(clean)} intervals; centres from {_number(min(centres))} to {_number(max(centres))}, "
+        f"half-widths from {_number(min(errors))} to {_number(max(errors))}"
+    )
     return _svg(title, summary, parts)
 
 
@@ -129,16 +158,21 @@ def _series(frame: _Frame, points: Sequence[Point], index: int, colour: str) -> 
     parts = []
     if len(points) > 1:
         path = " ".join(f"{frame.x(p[0]):.1f},{frame.y(p[1]):.1f}" for p in points)
-        parts.append(f'<polyline class="chart-line-{index}" fill="none" stroke="{colour}" stroke-width="2" '
-                     f'points="{path}"></polyline>')
+        parts.append(
+            f'<polyline class="chart-line-{index}" fill="none" stroke="{colour}" stroke-width="2" '
+            f'points="{path}"></polyline>'
+        )
     for point in points:
         x, y = frame.x(point[0]), frame.y(point[1])
         if len(point) > 2 and math.isfinite(point[2]):
             low, high = frame.y(point[1] - point[2]), frame.y(point[1] + point[2])
-            parts.append(f'<path stroke="{colour}" d="M{x:.1f},{low:.1f}V{high:.1f}M{x - 4:.1f},{low:.1f}h8'
-                         f'M{x - 4:.1f},{high:.1f}h8"></path>')
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}">'
-                     f"<title>{_describe(point)}</title></circle>")
+            parts.append(
+                f'<path stroke="{colour}" d="M{x:.1f},{low:.1f}V{high:.1f}M{x - 4:.1f},{low:.1f}h8'
+                f'M{x - 4:.1f},{high:.1f}h8"></path>'
+            )
+        parts.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"><title>{_describe(point)}</title></circle>'
+        )
     return parts
 
 
@@ -175,45 +209,56 @@ def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(first + k * step, 10) for k in range(int((high - first) / step + 1e-9) + 1)]
 
 
-def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, integer_y: bool = False
-          ) -> list[str]:
+def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, integer_y: bool = False) -> list[str]:
     bottom, right = HEIGHT - BOTTOM, WIDTH - RIGHT
     parts = [f'<path class="chart-axis" stroke="#5a6474" fill="none" d="M{LEFT},{TOP}V{bottom}H{right}"></path>']
     for tick in _ticks(frame.x_low, frame.x_high):
         if integer_x and tick != int(tick):
             continue
         x = frame.x(tick)
-        parts.append(f'<path stroke="#5a6474" d="M{x:.1f},{bottom}v5"></path>'
-                     f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle">{_number(tick)}</text>')
+        parts.append(
+            f'<path stroke="#5a6474" d="M{x:.1f},{bottom}v5"></path>'
+            f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle">{_number(tick)}</text>'
+        )
     for tick in _ticks(frame.y_low, frame.y_high):
         if integer_y and tick != int(tick):
             continue
         y = frame.y(tick)
-        parts.append(f'<path stroke="#d9dde3" d="M{LEFT},{y:.1f}H{right}"></path>'
-                     f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>')
+        parts.append(
+            f'<path stroke="#d9dde3" d="M{LEFT},{y:.1f}H{right}"></path>'
+            f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>'
+        )
     parts.append(f'<text x="{(LEFT + right) / 2}" y="{HEIGHT - 10}" text-anchor="middle">{escape(x_label)}</text>')
-    parts.append(f'<text transform="translate(14 {(TOP + bottom) / 2}) rotate(-90)" text-anchor="middle">'
-                 f"{escape(y_label)}</text>")
+    parts.append(
+        f'<text transform="translate(14 {(TOP + bottom) / 2}) rotate(-90)" text-anchor="middle">'
+        f"{escape(y_label)}</text>"
+    )
     return parts
 
 
 def _vertical_line(frame: _Frame, value: float, label: str) -> str:
     x = frame.x(min(max(value, frame.x_low), frame.x_high))
-    return (f'<path class="chart-marker" stroke="#b42318" stroke-width="2" stroke-dasharray="6 4" '
-            f'd="M{x:.1f},{TOP - 6}V{HEIGHT - BOTTOM}"></path>'
-            f'<text x="{x + 4:.1f}" y="{TOP - 10}" fill="#b42318">{escape(label)}</text>')
+    return (
+        f'<path class="chart-marker" stroke="#b42318" stroke-width="2" stroke-dasharray="6 4" '
+        f'd="M{x:.1f},{TOP - 6}V{HEIGHT - BOTTOM}"></path>'
+        f'<text x="{x + 4:.1f}" y="{TOP - 10}" fill="#b42318">{escape(label)}</text>'
+    )
 
 
 def _horizontal_line(frame: _Frame, value: float, label: str) -> str:
     y = frame.y(value)
-    return (f'<path class="chart-marker" stroke="#9a5b00" stroke-dasharray="6 4" d="M{LEFT},{y:.1f}H{WIDTH - RIGHT}">'
-            f'</path><text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#9a5b00">'
-            f"{escape(label)}</text>")
+    return (
+        f'<path class="chart-marker" stroke="#9a5b00" stroke-dasharray="6 4" d="M{LEFT},{y:.1f}H{WIDTH - RIGHT}">'
+        f'</path><text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#9a5b00">'
+        f"{escape(label)}</text>"
+    )
 
 
 def _no_data() -> str:
-    return (f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
-            'text-anchor="middle" class="muted">no data yet</text>')
+    return (
+        f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
+        'text-anchor="middle" class="muted">no data yet</text>'
+    )
 
 
 def _number(value: float) -> str:
@@ -225,6 +270,5 @@ def _svg(title: str, summary: str, parts: list[str]) -> SafeString:
     return mark_safe(
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{label}" '
         f'class="chart" font-family="system-ui, sans-serif" font-size="12">'
-        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>"
-        + "".join(parts) + "</svg>"
+        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>" + "".join(parts) + "</svg>"
     )

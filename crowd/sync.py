@@ -181,8 +181,12 @@ def _remote_apply(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> 
             if ours is None:
                 return
         elif ours.task_id != task.pk:
-            logger.error("assignment %s of worker %s is stored for another task than HIT %s",
-                         remote.assignment_id, remote.worker_id, hit.hit_id)
+            logger.error(
+                "assignment %s of worker %s is stored for another task than HIT %s",
+                remote.assignment_id,
+                remote.worker_id,
+                hit.hit_id,
+            )
             report.errors.append(f"{hit.hit_id}: assignment {remote.assignment_id} is stored for another task")
             return
         elif ours.verification not in COUNTED:
@@ -205,8 +209,13 @@ def _recover(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> Assig
             accepted_at=remote.accepted_at,
         )
     except (InvalidAnswerXML, InvalidAnswer, Conflict) as error:
-        logger.warning("HIT %s: the marketplace's copy of assignment %s of worker %s cannot be stored: %s",
-                       hit.hit_id, remote.assignment_id, remote.worker_id, error.message)
+        logger.warning(
+            "HIT %s: the marketplace's copy of assignment %s of worker %s cannot be stored: %s",
+            hit.hit_id,
+            remote.assignment_id,
+            remote.worker_id,
+            error.message,
+        )
         report.invalid += 1
         return None
     assignment = submission.assignment

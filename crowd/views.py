@@ -37,14 +37,20 @@ def _report_page(request: HttpRequest, campaign: Campaign, topic: Topic | None) 
     compare = request.GET.get("compare")
     other = get_object_or_404(comparable_campaigns(campaign, topic), slug=compare) if compare else None
     report = campaign_quality_report(campaign, topic, compare_with=other)
-    return render(request, "quality/report.html", {
-        "report": report,
-        "paper": {
-            "likert": PAPER_LIKERT_AGREEMENT, "majority": PAPER_MAJORITY_AGREEMENT, "runs": PAPER_RUN_RELIABILITY,
+    return render(
+        request,
+        "quality/report.html",
+        {
+            "report": report,
+            "paper": {
+                "likert": PAPER_LIKERT_AGREEMENT,
+                "majority": PAPER_MAJORITY_AGREEMENT,
+                "runs": PAPER_RUN_RELIABILITY,
+            },
+            "override_choices": OverrideForm.base_fields["status"].choices,
+            "stability_max_items": STABILITY_MAX_ITEMS,
         },
-        "override_choices": OverrideForm.base_fields["status"].choices,
-        "stability_max_items": STABILITY_MAX_ITEMS,
-    })
+    )
 
 
 @login_required
@@ -83,8 +89,11 @@ def worker_override(request: HttpRequest, slug: str, worker_id: int) -> HttpResp
     else:
         try:
             quality = worker_quality_override(
-                campaign_id=campaign.pk, worker_id=worker_id, status=form.cleaned_data["status"],
-                reason=form.cleaned_data["reason"], user=request.user,
+                campaign_id=campaign.pk,
+                worker_id=worker_id,
+                status=form.cleaned_data["status"],
+                reason=form.cleaned_data["reason"],
+                user=request.user,
             )
         except ApplicationError as error:
             messages.error(request, error.message)
@@ -106,21 +115,28 @@ def campaign_channel(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _channel_page(request, campaign, *, channel_form=None, links_form=None, status=200) -> HttpResponse:
-    channel_form = channel_form or ChannelForm(initial={
-        "channel": campaign.channel,
-        "environment": campaign.mturk_environment,
-        "tasks_per_session": campaign.tasks_per_session,
-        "prolific_filters": _filters_text(campaign),
-    })
-    return render(request, "crowd/channel.html", {
-        "campaign": campaign,
-        "channel_form": channel_form,
-        "links_form": links_form or LinksForm(initial={"kind": ParticipantLink.Kind.PERSONAL}),
-        "published": HIT.objects.filter(task__batch__topic__campaign=campaign).exists(),
-        "links": [(link, links.link_url(link)) for link in campaign.participant_links.all()],
-        "participants": links.participants(campaign=campaign),
-        "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
-    }, status=status)
+    channel_form = channel_form or ChannelForm(
+        initial={
+            "channel": campaign.channel,
+            "environment": campaign.mturk_environment,
+            "tasks_per_session": campaign.tasks_per_session,
+            "prolific_filters": _filters_text(campaign),
+        }
+    )
+    return render(
+        request,
+        "crowd/channel.html",
+        {
+            "campaign": campaign,
+            "channel_form": channel_form,
+            "links_form": links_form or LinksForm(initial={"kind": ParticipantLink.Kind.PERSONAL}),
+            "published": HIT.objects.filter(task__batch__topic__campaign=campaign).exists(),
+            "links": [(link, links.link_url(link)) for link in campaign.participant_links.all()],
+            "participants": links.participants(campaign=campaign),
+            "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
+        },
+        status=status,
+    )
 
 
 def _filters_text(campaign) -> str:
@@ -153,7 +169,9 @@ def links_new(request: HttpRequest, slug: str) -> HttpResponse:
         return _channel_page(request, campaign, links_form=form, status=400)
     try:
         made = links.links_issue(
-            campaign=campaign, kind=form.cleaned_data["kind"], labels=form.cleaned_data["lines"],
+            campaign=campaign,
+            kind=form.cleaned_data["kind"],
+            labels=form.cleaned_data["lines"],
             created_by=request.user,
         )
     except ApplicationError as error:

@@ -33,8 +33,16 @@ EXCLUDED = Q(override_status=WorkerQuality.Status.EXCLUDED) | Q(
     override_status="", computed_status=WorkerQuality.Status.EXCLUDED
 )
 COMPUTED_FIELDS = [
-    "labels", "items", "loo_r", "traps_seen", "traps_failed", "votes", "comparison_agreement",
-    "untouched_orderings", "computed_status", "computed_at",
+    "labels",
+    "items",
+    "loo_r",
+    "traps_seen",
+    "traps_failed",
+    "votes",
+    "comparison_agreement",
+    "untouched_orderings",
+    "computed_status",
+    "computed_at",
 ]
 OVERRIDE_ACTIONS = {
     WorkerQuality.Status.OK: "override_included",
@@ -42,7 +50,7 @@ OVERRIDE_ACTIONS = {
     "": "override_cleared",
 }
 REJECT_FEEDBACK = (
-    "Every attention-check statement in this HIT (such as \"This sentence is not important\") "
+    'Every attention-check statement in this HIT (such as "This sentence is not important") '
     "was rated as important, so the answers cannot be used."
 )
 
@@ -128,8 +136,15 @@ def campaign_quality_refresh(*, campaign_id: int, timings: dict | None = None) -
 def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQuality], dict[int, str]]:
     """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons."""
     reasons = exclusion_reasons(
-        data.likert, data.traps, data.votes, campaign.qc_max_label_share, campaign.qc_min_items,
-        fail_at=TRAP_FAIL_AT, max_r=LOO_FLOOR, max_agreement=AGREEMENT_FLOOR, untouched=data.untouched_votes,
+        data.likert,
+        data.traps,
+        data.votes,
+        campaign.qc_max_label_share,
+        campaign.qc_min_items,
+        fail_at=TRAP_FAIL_AT,
+        max_r=LOO_FLOOR,
+        max_agreement=AGREEMENT_FLOOR,
+        untouched=data.untouched_votes,
     )
     correlations = leave_one_out_details(data.ratings)
     traps = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT).workers  # only trap labels count
@@ -140,15 +155,22 @@ def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQ
     for worker in sorted(set(labels) | set(data.votes_per_worker)):
         correlation = correlations.get(worker)
         trap = traps.get(worker)
-        rows.append(WorkerQuality(
-            campaign=campaign, worker_id=worker, labels=labels[worker],
-            items=correlation.items if correlation else 0, loo_r=correlation.r if correlation else None,
-            traps_seen=trap.seen if trap else 0, traps_failed=trap.failed if trap else 0,
-            votes=data.votes_per_worker[worker], comparison_agreement=agreement.get(worker),
-            untouched_orderings=data.untouched_orderings[worker],
-            computed_status=WorkerQuality.Status.EXCLUDED if worker in reasons else WorkerQuality.Status.OK,
-            computed_at=now,
-        ))
+        rows.append(
+            WorkerQuality(
+                campaign=campaign,
+                worker_id=worker,
+                labels=labels[worker],
+                items=correlation.items if correlation else 0,
+                loo_r=correlation.r if correlation else None,
+                traps_seen=trap.seen if trap else 0,
+                traps_failed=trap.failed if trap else 0,
+                votes=data.votes_per_worker[worker],
+                comparison_agreement=agreement.get(worker),
+                untouched_orderings=data.untouched_orderings[worker],
+                computed_status=WorkerQuality.Status.EXCLUDED if worker in reasons else WorkerQuality.Status.OK,
+                computed_at=now,
+            )
+        )
     return rows, reasons
 
 
@@ -162,10 +184,15 @@ def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: 
         )
     }
     present = {row.worker_id for row in rows}
-    rows += [WorkerQuality(campaign=campaign, worker_id=worker, computed_at=timezone.now())
-             for worker in sorted(set(stored) - present)]
+    rows += [
+        WorkerQuality(campaign=campaign, worker_id=worker, computed_at=timezone.now())
+        for worker in sorted(set(stored) - present)
+    ]
     WorkerQuality.objects.bulk_create(
-        rows, batch_size=1000, update_conflicts=True, unique_fields=["campaign", "worker"],
+        rows,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["campaign", "worker"],
         update_fields=COMPUTED_FIELDS,
     )
     decisions, excluded = [], set()
@@ -176,14 +203,22 @@ def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: 
         if row.computed_status == was:
             continue
         if row.computed_status == WorkerQuality.Status.EXCLUDED:
-            decisions.append(WorkerDecision(
-                campaign=campaign, worker_id=row.worker_id, action="excluded", reason=reasons[row.worker_id]))
+            decisions.append(
+                WorkerDecision(
+                    campaign=campaign, worker_id=row.worker_id, action="excluded", reason=reasons[row.worker_id]
+                )
+            )
         else:
-            decisions.append(WorkerDecision(
-                campaign=campaign, worker_id=row.worker_id, action="included",
-                reason="No exclusion rule applies any longer." if row.worker_id in present
-                else "No counted labels or votes left in this campaign.",
-            ))
+            decisions.append(
+                WorkerDecision(
+                    campaign=campaign,
+                    worker_id=row.worker_id,
+                    action="included",
+                    reason="No exclusion rule applies any longer."
+                    if row.worker_id in present
+                    else "No counted labels or votes left in this campaign.",
+                )
+            )
     WorkerDecision.objects.bulk_create(decisions)
     return excluded
 
@@ -230,8 +265,13 @@ def _block_policy_schedule(campaign: Campaign) -> None:
     )
     if workers:
         reason = f"Excluded by quality control in campaign {campaign.slug}."
-        transaction.on_commit(lambda: _each("block worker", workers, lambda pk: worker_block(
-            worker_id=pk, campaign_id=campaign.pk, reason=reason, decided_by=None)))
+        transaction.on_commit(
+            lambda: _each(
+                "block worker",
+                workers,
+                lambda pk: worker_block(worker_id=pk, campaign_id=campaign.pk, reason=reason, decided_by=None),
+            )
+        )
 
 
 def _reject_policy_schedule(campaign: Campaign) -> None:
@@ -241,8 +281,13 @@ def _reject_policy_schedule(campaign: Campaign) -> None:
         return
     assignments = failed_trap_assignment_ids(campaign_id=campaign.pk)
     if assignments:
-        transaction.on_commit(lambda: _each("reject assignment", assignments, lambda pk: assignment_reject(
-            assignment_id=pk, reason=REJECT_FEEDBACK, decided_by=None)))
+        transaction.on_commit(
+            lambda: _each(
+                "reject assignment",
+                assignments,
+                lambda pk: assignment_reject(assignment_id=pk, reason=REJECT_FEEDBACK, decided_by=None),
+            )
+        )
 
 
 def failed_trap_assignment_ids(*, campaign_id: int) -> list[int]:
@@ -251,8 +296,11 @@ def failed_trap_assignment_ids(*, campaign_id: int) -> list[int]:
     on_trap = Q(likert_labels__proposition__trap_kind__in=[Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE])
     at_marketplace = [Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED]
     return list(
-        Assignment.objects.filter(task__batch__topic__campaign_id=campaign_id, status=Assignment.Status.SUBMITTED,
-                                  verification__in=at_marketplace)
+        Assignment.objects.filter(
+            task__batch__topic__campaign_id=campaign_id,
+            status=Assignment.Status.SUBMITTED,
+            verification__in=at_marketplace,
+        )
         .annotate(
             traps=Count("likert_labels", filter=on_trap),
             passed=Count("likert_labels", filter=on_trap & Q(likert_labels__score__lt=TRAP_FAIL_AT)),

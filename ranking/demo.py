@@ -61,7 +61,7 @@ class _QuietHandler(WSGIRequestHandler):
         # holds the body until the client's delayed ACK, ~40 ms on every response.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format, *args):  # noqa: A002 — the stdlib's name
+    def log_message(self, format, *args):
         pass
 
 
@@ -74,28 +74,48 @@ def server_start(port: int) -> ThreadedWSGIServer:
 
 
 @transaction.atomic
-def demo_campaign_create(*, owner, slug: str = "demo", per_topic: int | None = None) -> tuple[Campaign, dict[int, float]]:
+def demo_campaign_create(
+    *, owner, slug: str = "demo", per_topic: int | None = None
+) -> tuple[Campaign, dict[int, float]]:
     """A fresh demo campaign from the shipped sample; returns it with the crowd's latent truth.
 
     `per_topic` keeps only the first N propositions of each topic (the quick variant).
     """
     Campaign.objects.filter(slug=slug).delete()
-    options = {"mturk_environment": Campaign.Environment.LOCAL, "budget_cap": "200.00", "status": Campaign.Status.ACTIVE}
+    options = {
+        "mturk_environment": Campaign.Environment.LOCAL,
+        "budget_cap": "200.00",
+        "status": Campaign.Status.ACTIVE,
+    }
     if per_topic:
         options.update(top_k=max(10, per_topic // 3), batch_pairs=20, pair_budget_fraction=0.5)
-    campaign = campaign_create(slug=slug, name="Demo: composting and teenage sleep", owner=owner,
-                               description="The shipped sample, worked by a simulated crowd.", **options)
+    campaign = campaign_create(
+        slug=slug,
+        name="Demo: composting and teenage sleep",
+        owner=owner,
+        description="The shipped sample, worked by a simulated crowd.",
+        **options,
+    )
     rows = _sample_rows(per_topic)
     with (SAMPLES / "topics.tsv").open("rb") as topics:
-        propositions_import(campaign=campaign, source=_tsv_bytes(rows), filename="propositions.tsv",
-                            topics_source=topics, topics_filename="topics.tsv", user=owner)
+        propositions_import(
+            campaign=campaign,
+            source=_tsv_bytes(rows),
+            filename="propositions.tsv",
+            topics_source=topics,
+            topics_filename="topics.tsv",
+            user=owner,
+        )
     with (SAMPLES / "subtle_traps.tsv").open("rb") as traps:
-        propositions_import(campaign=campaign, source=traps, filename="subtle_traps.tsv", trap_kind="subtle", user=owner)
+        propositions_import(
+            campaign=campaign, source=traps, filename="subtle_traps.tsv", trap_kind="subtle", user=owner
+        )
     importance = {row["id"]: float(row["importance"]) for row in rows}
     latent = {
         pid: (importance[external_id] - 0.5) * 4  # the crowd's scale: Likert ≈ 3 + latent
-        for pid, external_id in Proposition.objects.filter(topic__campaign=campaign, external_id__in=importance)
-        .values_list("pk", "external_id")
+        for pid, external_id in Proposition.objects.filter(
+            topic__campaign=campaign, external_id__in=importance
+        ).values_list("pk", "external_id")
     }
     return campaign, latent
 
@@ -134,13 +154,25 @@ def demo_run(
     """Publish the Likert rounds, then let the crowd work and sync until every topic is done."""
     for topic in campaign.topics.order_by("key"):
         topic_publish(topic=topic, kind="likert")
-    traps = list(Proposition.objects.filter(topic__campaign=campaign).exclude(trap_kind="none").values_list("pk", flat=True))
+    traps = list(
+        Proposition.objects.filter(topic__campaign=campaign).exclude(trap_kind="none").values_list("pk", flat=True)
+    )
     report, idle = DemoReport(), 0
     while idle < MAX_IDLE_ROUNDS and not _all_done(campaign):
-        open_hits = list(HIT.objects.filter(task__batch__topic__campaign=campaign, complete=False, deleted=False)
-                         .values_list("hit_id", flat=True))
-        work = crowd_simulate(localturk_url=localturk_url, workers=workers, spammers=spammers, seed=seed + report.rounds,
-                              latent=latent, traps=traps, hit_ids=open_hits)
+        open_hits = list(
+            HIT.objects.filter(task__batch__topic__campaign=campaign, complete=False, deleted=False).values_list(
+                "hit_id", flat=True
+            )
+        )
+        work = crowd_simulate(
+            localturk_url=localturk_url,
+            workers=workers,
+            spammers=spammers,
+            seed=seed + report.rounds,
+            latent=latent,
+            traps=traps,
+            hit_ids=open_hits,
+        )
         assignments_sync()
         report.rounds += 1
         report.submitted += work.submitted
@@ -162,8 +194,11 @@ def topic_statuses(campaign: Campaign) -> list[TopicStatus]:
         items = topic.propositions.filter(score__in_comparisons=True).count() or campaign.top_k
         expected = 1 + math.ceil(campaign.pair_budget_fraction * items * (items - 1) / 2 / campaign.batch_pairs)
         snapshot = RankingSnapshot.objects.filter(topic=topic).order_by("-number").first()
-        statuses.append(TopicStatus(topic.key, topic.state, done, max(expected, done),
-                                    snapshot.spearman_previous if snapshot else None))
+        statuses.append(
+            TopicStatus(
+                topic.key, topic.state, done, max(expected, done), snapshot.spearman_previous if snapshot else None
+            )
+        )
     return statuses
 
 
@@ -173,7 +208,9 @@ def top_lines(campaign: Campaign, top: int = 10) -> list[str]:
     for topic in campaign.topics.order_by("key"):
         lines.append(f"{topic.key}: {topic.description}")
         for row in ranking_rows(topic=topic, top=top):
-            mu = f"μ {row['mu']:5.1f} ± {row['sigma']:4.1f}" if row["mu"] is not None else f"Likert {row['likert_mean']}"
+            mu = (
+                f"μ {row['mu']:5.1f} ± {row['sigma']:4.1f}" if row["mu"] is not None else f"Likert {row['likert_mean']}"
+            )
             text = " – ".join(part for part in (row["subject"], row["relation"], row["object"]) if part)
             lines.append(f"  {row['rank']:2d}. {text}  ({mu})")
     return lines
@@ -213,5 +250,7 @@ def truth_agreement(campaign: Campaign, latent: dict[int, float]) -> dict[str, f
     result = {}
     for topic in campaign.topics.order_by("key"):
         rows = [row for row in ranking_rows(topic=topic) if row["in_comparisons"] and row["id"] in latent]
-        result[topic.key] = stats.spearman({row["id"]: -row["rank"] for row in rows}, {row["id"]: latent[row["id"]] for row in rows})
+        result[topic.key] = stats.spearman(
+            {row["id"]: -row["rank"] for row in rows}, {row["id"]: latent[row["id"]] for row in rows}
+        )
     return result

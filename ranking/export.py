@@ -18,11 +18,33 @@ from ranking.models import PropositionScore
 
 FORMATS = ("csv", "tsv", "jsonl")
 RANKING_COLUMNS = (
-    "topic", "rank", "id", "external_id", "subject", "relation", "object", "likert_mean", "likert_n",
-    "mu", "sigma", "conservative", "comparisons", "in_comparisons",
+    "topic",
+    "rank",
+    "id",
+    "external_id",
+    "subject",
+    "relation",
+    "object",
+    "likert_mean",
+    "likert_n",
+    "mu",
+    "sigma",
+    "conservative",
+    "comparisons",
+    "in_comparisons",
 )
 LIKERT_COLUMNS = ("kind", "topic", "proposition_id", "worker", "assignment", "submitted_at", "score", "excluded")
-COMPARISON_COLUMNS = ("kind", "topic", "winner_id", "loser_id", "worker", "assignment", "submitted_at", "untouched", "excluded")
+COMPARISON_COLUMNS = (
+    "kind",
+    "topic",
+    "winner_id",
+    "loser_id",
+    "worker",
+    "assignment",
+    "submitted_at",
+    "untouched",
+    "excluded",
+)
 
 
 def _sort_key(score: PropositionScore | None, proposition: Proposition):
@@ -44,22 +66,24 @@ def ranking_rows(*, topic: Topic, top: int | None = None) -> list[dict]:
     for rank, (score, proposition) in enumerate(scored, start=1):
         mu = score.mu if score is not None and score.in_comparisons else None
         sigma = score.sigma if score is not None and score.in_comparisons else None
-        rows.append({
-            "topic": topic.key,
-            "rank": rank,
-            "id": proposition.pk,
-            "external_id": proposition.external_id,
-            "subject": proposition.subject,
-            "relation": proposition.relation,
-            "object": proposition.object,
-            "likert_mean": _round(score.likert_mean if score else None),
-            "likert_n": score.likert_n if score else 0,
-            "mu": _round(mu),
-            "sigma": _round(sigma),
-            "conservative": _round(mu - 3 * sigma if mu is not None and sigma is not None else None),
-            "comparisons": score.comparisons if score else 0,
-            "in_comparisons": bool(score and score.in_comparisons),
-        })
+        rows.append(
+            {
+                "topic": topic.key,
+                "rank": rank,
+                "id": proposition.pk,
+                "external_id": proposition.external_id,
+                "subject": proposition.subject,
+                "relation": proposition.relation,
+                "object": proposition.object,
+                "likert_mean": _round(score.likert_mean if score else None),
+                "likert_n": score.likert_n if score else 0,
+                "mu": _round(mu),
+                "sigma": _round(sigma),
+                "conservative": _round(mu - 3 * sigma if mu is not None and sigma is not None else None),
+                "comparisons": score.comparisons if score else 0,
+                "in_comparisons": bool(score and score.in_comparisons),
+            }
+        )
         if top is not None and rank >= top:
             break
     return rows
@@ -80,9 +104,13 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     )
     for label in likert.iterator(chunk_size=2000):
         yield {
-            "kind": "likert", "topic": topic.key, "proposition_id": label.proposition_id,
-            "worker": label.worker.external_id, "assignment": label.assignment.assignment_id,
-            "submitted_at": label.assignment.submitted_at.isoformat(), "score": label.score,
+            "kind": "likert",
+            "topic": topic.key,
+            "proposition_id": label.proposition_id,
+            "worker": label.worker.external_id,
+            "assignment": label.assignment.assignment_id,
+            "submitted_at": label.assignment.submitted_at.isoformat(),
+            "score": label.score,
             "excluded": label.worker_id in excluded or label.assignment.status == Assignment.Status.REJECTED,
         }
     votes = (
@@ -92,15 +120,21 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     )
     for vote in votes.iterator(chunk_size=2000):
         yield {
-            "kind": "comparison", "topic": topic.key, "winner_id": vote.winner_id, "loser_id": vote.loser_id,
-            "worker": vote.worker.external_id, "assignment": vote.assignment.assignment_id,
-            "submitted_at": vote.assignment.submitted_at.isoformat(), "untouched": vote.assignment.untouched,
+            "kind": "comparison",
+            "topic": topic.key,
+            "winner_id": vote.winner_id,
+            "loser_id": vote.loser_id,
+            "worker": vote.worker.external_id,
+            "assignment": vote.assignment.assignment_id,
+            "submitted_at": vote.assignment.submitted_at.isoformat(),
+            "untouched": vote.assignment.untouched,
             "excluded": vote.worker_id in excluded or vote.assignment.status == Assignment.Status.REJECTED,
         }
 
 
 def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
     """`subject<TAB>relation<TAB>object` for the top propositions, tabs inside fields folded."""
+
     def clean(text: str) -> str:
         return " ".join(text.split())
 
@@ -120,8 +154,9 @@ def write_rows(rows: Iterable[dict], fmt: str, stream: TextIO, columns: tuple[st
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
         return count
-    writer = csv.DictWriter(stream, fieldnames=columns, delimiter="\t" if fmt == "tsv" else ",",
-                            extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(
+        stream, fieldnames=columns, delimiter="\t" if fmt == "tsv" else ",", extrasaction="ignore", lineterminator="\n"
+    )
     writer.writeheader()
     for row in rows:
         writer.writerow({key: "" if value is None else value for key, value in row.items()})

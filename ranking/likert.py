@@ -41,4 +41,3 @@ def top_k_with_ties(scores, k=100):
     while cut < len(ranked) and scores[ranked[cut]] == kth_score:
         cut += 1
     return ranked[:cut]
-

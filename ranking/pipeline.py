@@ -127,23 +127,35 @@ def _likert_stage(topic: Topic) -> Step:
         return _finish(topic, "too few propositions to compare")
     ratings = rating.fit([], items=top, env=selection.crowd_env())
     created = _next_batch_create(topic, ratings, counts={}, number=1)
-    return Step(topic.pk, "likert_done", topic.state, publish_batch_id=created.pk,
-                details={"rated": len(means), "top_k": len(top), "excluded_workers": len(excluded)})
+    return Step(
+        topic.pk,
+        "likert_done",
+        topic.state,
+        publish_batch_id=created.pk,
+        details={"rated": len(means), "top_k": len(top), "excluded_workers": len(excluded)},
+    )
 
 
 def _likert_scores_store(topic: Topic, excluded: set[int]) -> dict[int, tuple[float, int]]:
-    labels = LikertLabel.objects.filter(
-        proposition__topic=topic, assignment__verification__in=COUNTED
-    ).exclude(assignment__status=Assignment.Status.REJECTED).values_list("worker_id", "proposition_id", "score")
+    labels = (
+        LikertLabel.objects.filter(proposition__topic=topic, assignment__verification__in=COUNTED)
+        .exclude(assignment__status=Assignment.Status.REJECTED)
+        .values_list("worker_id", "proposition_id", "score")
+    )
     traps = set(topic.propositions.exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True))
     means = likert_means(labels.iterator(chunk_size=5000), excluded_workers=excluded, traps=traps)
     real = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True)
     rows = [
-        PropositionScore(proposition_id=pid, likert_mean=means.get(pid, (None, 0))[0], likert_n=means.get(pid, (None, 0))[1])
+        PropositionScore(
+            proposition_id=pid, likert_mean=means.get(pid, (None, 0))[0], likert_n=means.get(pid, (None, 0))[1]
+        )
         for pid in real
     ]
     PropositionScore.objects.bulk_create(
-        rows, batch_size=2000, update_conflicts=True, unique_fields=["proposition"],
+        rows,
+        batch_size=2000,
+        update_conflicts=True,
+        unique_fields=["proposition"],
         update_fields=["likert_mean", "likert_n", "updated_at"],
     )
     return means
@@ -163,7 +175,11 @@ def _comparison_stage(topic: Topic) -> Step:
         return Step(topic.pk, "waiting", topic.state)
     excluded = campaign_quality_refresh(campaign_id=topic.campaign_id)
     _mark_complete(latest)
-    items = list(PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).values_list("proposition_id", flat=True))
+    items = list(
+        PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).values_list(
+            "proposition_id", flat=True
+        )
+    )
     votes = _votes(topic, excluded)
     ratings = rating.fit(votes, items=items, env=selection.crowd_env())
     snapshot = _refit_store(topic, ratings, votes)
@@ -175,8 +191,13 @@ def _comparison_stage(topic: Topic) -> Step:
         pair = frozenset((winner, loser))
         counts[pair] = counts.get(pair, 0) + 1
     created = _next_batch_create(topic, ratings, counts=counts, number=latest.number + 1)
-    return Step(topic.pk, "batch_created", topic.state, publish_batch_id=created.pk,
-                details={"snapshot": snapshot.number, "comparisons": len(votes)})
+    return Step(
+        topic.pk,
+        "batch_created",
+        topic.state,
+        publish_batch_id=created.pk,
+        details={"snapshot": snapshot.number, "comparisons": len(votes)},
+    )
 
 
 def _votes(topic: Topic, excluded: set[int]) -> list[tuple[int, int]]:

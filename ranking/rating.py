@@ -53,7 +53,7 @@ def fit(comparisons, items=None, env=None):
     beta_sq2 = 2 * env.beta**2
     tau_sq = env.tau**2
     prior = (float(env.mu), float(env.sigma) ** 2)
-    state = {key: prior for key in items or ()}  # key -> (μ, σ²)
+    state = dict.fromkeys(items or (), prior)  # key -> (μ, σ²)
 
     for winner, loser in comparisons:
         if winner == loser:
@@ -98,10 +98,27 @@ def _builtin_truncation_moments(t, epsilon):
     z = -x / _SQRT2
     abs_z = abs(z)
     u = 1.0 / (1.0 + abs_z / 2.0)
-    erfc = u * math.exp(-abs_z * abs_z - 1.26551223 + u * (1.00002368 + u * (
-        0.37409196 + u * (0.09678418 + u * (-0.18628806 + u * (
-            0.27886807 + u * (-1.13520398 + u * (1.48851587 + u * (
-                -0.82215223 + u * 0.17087277)))))))))
+    erfc = u * math.exp(
+        -abs_z * abs_z
+        - 1.26551223
+        + u
+        * (
+            1.00002368
+            + u
+            * (
+                0.37409196
+                + u
+                * (
+                    0.09678418
+                    + u
+                    * (
+                        -0.18628806
+                        + u * (0.27886807 + u * (-1.13520398 + u * (1.48851587 + u * (-0.82215223 + u * 0.17087277))))
+                    )
+                )
+            )
+        )
+    )
     denominator = 0.5 * (2.0 - erfc if z < 0 else erfc)
     v = _INV_SQRT_2PI * math.exp(-(x**2 / 2)) / denominator if denominator else -x
     return v, _checked_w(v, x)

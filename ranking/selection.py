@@ -63,9 +63,7 @@ _BALD_C2 = math.pi * math.log(2) / 2
 
 def crowd_env():
     """The TrueSkill environment for crowd votes: μ 25, σ 25/3, β 1.5σ, τ σ/100, no draws."""
-    return trueskill.TrueSkill(
-        mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=CROWD_BETA, tau=DEFAULT_TAU, draw_probability=0
-    )
+    return trueskill.TrueSkill(mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=CROWD_BETA, tau=DEFAULT_TAU, draw_probability=0)
 
 
 def next_batch(ratings, counts, n_pairs=100, group_size=5, rng=None):

@@ -86,9 +86,25 @@ def celery_worker_process(redis_url, live_server, settings, transactional_db):
     workdir = Path(tempfile.mkdtemp(prefix="salience-celery-"))
     log = open(workdir / "worker.log", "wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "--concurrency=2", "--loglevel=INFO",
-         "--schedule", str(workdir / "beat-schedule"), "--without-gossip", "--without-mingle"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-B",
+            "--concurrency=2",
+            "--loglevel=INFO",
+            "--schedule",
+            str(workdir / "beat-schedule"),
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60

@@ -123,15 +123,30 @@ def postgres(workdir: Path):
         shutil.chown(workdir, user=user)
         shutil.chown(data, user=user)
     subprocess.run(
-        _as_service_user([str(bindir / "initdb"), "-D", str(data), "-U", "salience", "--auth=trust", "-E", "UTF8", "--no-sync"]),
+        _as_service_user(
+            [str(bindir / "initdb"), "-D", str(data), "-U", "salience", "--auth=trust", "-E", "UTF8", "--no-sync"]
+        ),
         check=True,
         stdout=subprocess.DEVNULL,
     )
     port = free_port()
     options = [
-        "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(workdir),
-        "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-        "-c", "max_connections=200",
+        "-D",
+        str(data),
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-k",
+        str(workdir),
+        "-c",
+        "fsync=off",
+        "-c",
+        "synchronous_commit=off",
+        "-c",
+        "full_page_writes=off",
+        "-c",
+        "max_connections=200",
     ]
     log = open(workdir / "postgres.log", "wb")
     process = subprocess.Popen(_as_service_user([str(bindir / "postgres"), *options]), stdout=log, stderr=log)
@@ -184,8 +199,21 @@ def redis(workdir: Path):
     port = free_port()
     log = open(workdir / "redis.log", "wb")
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir), "--daemonize", "no"],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+            "--daemonize",
+            "no",
+        ],
         stdout=log,
         stderr=log,
     )

@@ -71,9 +71,22 @@ def test_audit_reports_a_retried_duplicate_that_was_stored_anew():
 )
 def test_tiny_load_runs_store_every_answer_once_and_report_their_spread():
     command = [
-        sys.executable, "benchmarks/load/run.py",
-        "--workers", "3", "--submissions", "12", "--trivial", "6", "--rounds", "2", "--duplicates", "0.25",
-        "--timeout", "150", "--repeat", "2",
+        sys.executable,
+        "benchmarks/load/run.py",
+        "--workers",
+        "3",
+        "--submissions",
+        "12",
+        "--trivial",
+        "6",
+        "--rounds",
+        "2",
+        "--duplicates",
+        "0.25",
+        "--timeout",
+        "150",
+        "--repeat",
+        "2",
     ]
 
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=400)

@@ -42,8 +42,9 @@ def test_hit_pages_keep_their_own_policy(client, db):
 
     page = client.get(f"/hit/{task.uuid}/?assignmentId=A1&hitId=H1&workerId=W1")
 
-    assert "frame-ancestors 'self' https://workersandbox.mturk.com https://worker.mturk.com" in (
-        page["Content-Security-Policy"]
+    assert (
+        "frame-ancestors 'self' https://workersandbox.mturk.com https://worker.mturk.com"
+        in (page["Content-Security-Policy"])
     )
     assert "X-Frame-Options" not in page
 
@@ -100,8 +101,10 @@ def redis_counters(settings, redis_url):
     url = redis_url.rsplit("/", 1)[0] + "/5"
     server = redis.Redis.from_url(url)
     server.flushdb()
-    settings.CACHES = {**settings.CACHES, "ratelimit": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                                        "LOCATION": url}}
+    settings.CACHES = {
+        **settings.CACHES,
+        "ratelimit": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url},
+    }
     yield server
     server.flushdb()
 
@@ -123,8 +126,13 @@ def test_with_redis_both_limits_are_counted_in_one_round_trip_and_expire(setting
 @pytest.mark.rate_limits
 def test_with_redis_down_the_limits_fail_open(settings, task):
     settings.SUBMIT_RATE_PER_WORKER = 1
-    settings.CACHES = {**settings.CACHES, "ratelimit": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                                        "LOCATION": f"redis://127.0.0.1:{free_port()}/0"}}
+    settings.CACHES = {
+        **settings.CACHES,
+        "ratelimit": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        },
+    }
     client = Client()
 
     assert 429 not in {_submit(client, task, "W1", f"A{n}").status_code for n in range(3)}
@@ -172,7 +180,11 @@ def _production_env(**extra) -> dict:
 def test_check_deploy_is_clean_with_production_settings():
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=_production_env(), capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=_production_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -189,7 +201,8 @@ def test_production_error_pages_show_no_settings_or_secrets():
     )
     env = _production_env(DJANGO_SETTINGS_MODULE="config.settings")
 
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
     assert result.stdout.split() == ["404", "False", "False", "False", "False"], result.stdout + result.stderr

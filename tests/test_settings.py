@@ -22,7 +22,10 @@ def _import_settings(env: dict) -> subprocess.CompletedProcess:
     [
         ({}, "SECRET_KEY"),
         ({"SECRET_KEY": "x" * 50, "MTURK_ENVIRONMENT": "sandbox"}, "DATABASE_URL"),
-        ({"SECRET_KEY": "short", "DATABASE_URL": "postgres://u@h/d", "MTURK_ENVIRONMENT": "sandbox"}, "real SECRET_KEY"),
+        (
+            {"SECRET_KEY": "short", "DATABASE_URL": "postgres://u@h/d", "MTURK_ENVIRONMENT": "sandbox"},
+            "real SECRET_KEY",
+        ),
     ],
 )
 def test_production_refuses_incomplete_configuration(env, expected):

@@ -9,7 +9,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,176 +17,318 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Batch',
+            name="Batch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('likert', 'Likert'), ('comparison', 'Comparison')], max_length=16)),
-                ('number', models.PositiveIntegerField(default=0)),
-                ('status', models.CharField(choices=[('created', 'Created'), ('published', 'Published'), ('complete', 'Complete'), ('expired', 'Expired')], default='created', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("likert", "Likert"), ("comparison", "Comparison")], max_length=16)),
+                ("number", models.PositiveIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("created", "Created"),
+                            ("published", "Published"),
+                            ("complete", "Complete"),
+                            ("expired", "Expired"),
+                        ],
+                        default="created",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['topic', 'kind', 'number'],
+                "ordering": ["topic", "kind", "number"],
             },
         ),
         migrations.CreateModel(
-            name='Proposition',
+            name="Proposition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('subject', models.TextField()),
-                ('relation', models.TextField(blank=True)),
-                ('object', models.TextField(blank=True)),
-                ('normalized', models.TextField(help_text='Lower-cased, white-space-folded text; unique per topic.')),
-                ('confidence', models.FloatField(blank=True, null=True)),
-                ('source', models.TextField(blank=True, help_text='Source document or sentence.')),
-                ('external_id', models.CharField(blank=True, max_length=200)),
-                ('trap_kind', models.CharField(choices=[('none', 'Not a trap'), ('obvious', 'Obvious trap'), ('subtle', 'Subtle trap')], default='none', max_length=8)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("subject", models.TextField()),
+                ("relation", models.TextField(blank=True)),
+                ("object", models.TextField(blank=True)),
+                ("normalized", models.TextField(help_text="Lower-cased, white-space-folded text; unique per topic.")),
+                ("confidence", models.FloatField(blank=True, null=True)),
+                ("source", models.TextField(blank=True, help_text="Source document or sentence.")),
+                ("external_id", models.CharField(blank=True, max_length=200)),
+                (
+                    "trap_kind",
+                    models.CharField(
+                        choices=[("none", "Not a trap"), ("obvious", "Obvious trap"), ("subtle", "Subtle trap")],
+                        default="none",
+                        max_length=8,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['topic', 'id'],
+                "ordering": ["topic", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Campaign',
+            name="Campaign",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=80, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('question_template', models.TextField(default='Imagine you want to learn something about {topic}. How useful would the following statements be for you?', help_text='{topic} is replaced by the topic description.')),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('active', 'Active'), ('paused', 'Paused'), ('finished', 'Finished')], default='draft', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('likert_group_size', models.PositiveSmallIntegerField(default=5)),
-                ('comparison_group_size', models.PositiveSmallIntegerField(default=5)),
-                ('assignments_per_hit', models.PositiveSmallIntegerField(default=5)),
-                ('likert_reward', models.DecimalField(decimal_places=2, default=Decimal('0.06'), max_digits=6)),
-                ('comparison_reward', models.DecimalField(decimal_places=2, default=Decimal('0.05'), max_digits=6)),
-                ('top_k', models.PositiveIntegerField(default=100)),
-                ('pair_budget_fraction', models.FloatField(default=0.1, help_text='Share of all pairs among the top-k to compare.')),
-                ('batch_pairs', models.PositiveIntegerField(default=100, help_text='Pairs per comparison batch.')),
-                ('stop_spearman', models.FloatField(default=0.99, help_text='Stop when Spearman with the previous refit stays above this.')),
-                ('stop_stable_refits', models.PositiveSmallIntegerField(default=2)),
-                ('trap_rate', models.FloatField(default=0.05, help_text='Share of Likert tasks carrying one trap.')),
-                ('obvious_traps', models.JSONField(blank=True, default=annotation.models.default_obvious_traps)),
-                ('qc_max_label_share', models.FloatField(default=0.05)),
-                ('qc_min_items', models.PositiveIntegerField(default=5)),
-                ('qc_block_excluded', models.BooleanField(default=False)),
-                ('qc_reject_failed_traps', models.BooleanField(default=False)),
-                ('channel', models.CharField(choices=[('mturk', 'Amazon Mechanical Turk'), ('prolific', 'Prolific'), ('links', 'Participant links')], default='mturk', max_length=16)),
-                ('mturk_environment', models.CharField(choices=[('local', 'Local endpoint'), ('sandbox', 'MTurk sandbox'), ('production', 'MTurk production')], default='local', max_length=16)),
-                ('production_enabled', models.BooleanField(default=False, help_text="The campaign's own switch for real money.")),
-                ('budget_cap', models.DecimalField(decimal_places=2, default=Decimal('100.00'), max_digits=10)),
-                ('require_us_locale', models.BooleanField(default=True)),
-                ('min_approval_percent', models.PositiveSmallIntegerField(default=95)),
-                ('hit_title', models.CharField(default='Rate how important short statements are for a topic', max_length=128)),
-                ('hit_keywords', models.CharField(default='importance, rating, text, summarization', max_length=200)),
-                ('hit_lifetime_seconds', models.PositiveIntegerField(default=604800)),
-                ('assignment_duration_seconds', models.PositiveIntegerField(default=1800)),
-                ('auto_approval_delay_seconds', models.PositiveIntegerField(default=259200)),
-                ('tasks_per_session', models.PositiveSmallIntegerField(default=10, help_text='Sessions (Prolific, links): tasks per participant visit.')),
-                ('channel_settings', models.JSONField(blank=True, default=dict)),
-                ('owner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='campaigns', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=80, unique=True)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "question_template",
+                    models.TextField(
+                        default="Imagine you want to learn something about {topic}. How useful would the following statements be for you?",
+                        help_text="{topic} is replaced by the topic description.",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("active", "Active"),
+                            ("paused", "Paused"),
+                            ("finished", "Finished"),
+                        ],
+                        default="draft",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("likert_group_size", models.PositiveSmallIntegerField(default=5)),
+                ("comparison_group_size", models.PositiveSmallIntegerField(default=5)),
+                ("assignments_per_hit", models.PositiveSmallIntegerField(default=5)),
+                ("likert_reward", models.DecimalField(decimal_places=2, default=Decimal("0.06"), max_digits=6)),
+                ("comparison_reward", models.DecimalField(decimal_places=2, default=Decimal("0.05"), max_digits=6)),
+                ("top_k", models.PositiveIntegerField(default=100)),
+                (
+                    "pair_budget_fraction",
+                    models.FloatField(default=0.1, help_text="Share of all pairs among the top-k to compare."),
+                ),
+                ("batch_pairs", models.PositiveIntegerField(default=100, help_text="Pairs per comparison batch.")),
+                (
+                    "stop_spearman",
+                    models.FloatField(
+                        default=0.99, help_text="Stop when Spearman with the previous refit stays above this."
+                    ),
+                ),
+                ("stop_stable_refits", models.PositiveSmallIntegerField(default=2)),
+                ("trap_rate", models.FloatField(default=0.05, help_text="Share of Likert tasks carrying one trap.")),
+                ("obvious_traps", models.JSONField(blank=True, default=annotation.models.default_obvious_traps)),
+                ("qc_max_label_share", models.FloatField(default=0.05)),
+                ("qc_min_items", models.PositiveIntegerField(default=5)),
+                ("qc_block_excluded", models.BooleanField(default=False)),
+                ("qc_reject_failed_traps", models.BooleanField(default=False)),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[
+                            ("mturk", "Amazon Mechanical Turk"),
+                            ("prolific", "Prolific"),
+                            ("links", "Participant links"),
+                        ],
+                        default="mturk",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "mturk_environment",
+                    models.CharField(
+                        choices=[
+                            ("local", "Local endpoint"),
+                            ("sandbox", "MTurk sandbox"),
+                            ("production", "MTurk production"),
+                        ],
+                        default="local",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "production_enabled",
+                    models.BooleanField(default=False, help_text="The campaign's own switch for real money."),
+                ),
+                ("budget_cap", models.DecimalField(decimal_places=2, default=Decimal("100.00"), max_digits=10)),
+                ("require_us_locale", models.BooleanField(default=True)),
+                ("min_approval_percent", models.PositiveSmallIntegerField(default=95)),
+                (
+                    "hit_title",
+                    models.CharField(default="Rate how important short statements are for a topic", max_length=128),
+                ),
+                ("hit_keywords", models.CharField(default="importance, rating, text, summarization", max_length=200)),
+                ("hit_lifetime_seconds", models.PositiveIntegerField(default=604800)),
+                ("assignment_duration_seconds", models.PositiveIntegerField(default=1800)),
+                ("auto_approval_delay_seconds", models.PositiveIntegerField(default=259200)),
+                (
+                    "tasks_per_session",
+                    models.PositiveSmallIntegerField(
+                        default=10, help_text="Sessions (Prolific, links): tasks per participant visit."
+                    ),
+                ),
+                ("channel_settings", models.JSONField(blank=True, default=dict)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="campaigns",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='ImportRecord',
+            name="ImportRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('filename', models.CharField(max_length=255)),
-                ('format', models.CharField(max_length=16)),
-                ('summary', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='imports', to='annotation.campaign')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("filename", models.CharField(max_length=255)),
+                ("format", models.CharField(max_length=16)),
+                ("summary", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="imports", to="annotation.campaign"
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('uuid', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('kind', models.CharField(choices=[('likert', 'Likert'), ('comparison', 'Comparison')], max_length=16)),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('assignments_needed', models.PositiveSmallIntegerField(default=5)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('batch', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='annotation.batch')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("uuid", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                ("kind", models.CharField(choices=[("likert", "Likert"), ("comparison", "Comparison")], max_length=16)),
+                ("position", models.PositiveIntegerField(default=0)),
+                ("assignments_needed", models.PositiveSmallIntegerField(default=5)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="annotation.batch"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['batch', 'position'],
+                "ordering": ["batch", "position"],
             },
         ),
         migrations.CreateModel(
-            name='TaskItem',
+            name="TaskItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('proposition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='task_items', to='annotation.proposition')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                (
+                    "proposition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="task_items",
+                        to="annotation.proposition",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="items", to="annotation.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['task', 'position'],
+                "ordering": ["task", "position"],
             },
         ),
         migrations.AddField(
-            model_name='task',
-            name='propositions',
-            field=models.ManyToManyField(related_name='tasks', through='annotation.TaskItem', to='annotation.proposition'),
+            model_name="task",
+            name="propositions",
+            field=models.ManyToManyField(
+                related_name="tasks", through="annotation.TaskItem", to="annotation.proposition"
+            ),
         ),
         migrations.CreateModel(
-            name='Topic',
+            name="Topic",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=100)),
-                ('description', models.TextField(blank=True, help_text="What workers see, e.g. 'students loans without credit history'.")),
-                ('state', models.CharField(choices=[('importing', 'Importing'), ('likert', 'Likert round'), ('comparisons', 'Comparison rounds'), ('done', 'Done')], default='importing', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='topics', to='annotation.campaign')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=100)),
+                (
+                    "description",
+                    models.TextField(
+                        blank=True, help_text="What workers see, e.g. 'students loans without credit history'."
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("importing", "Importing"),
+                            ("likert", "Likert round"),
+                            ("comparisons", "Comparison rounds"),
+                            ("done", "Done"),
+                        ],
+                        default="importing",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="topics", to="annotation.campaign"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['campaign', 'key'],
+                "ordering": ["campaign", "key"],
             },
         ),
         migrations.AddField(
-            model_name='proposition',
-            name='topic',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='propositions', to='annotation.topic'),
+            model_name="proposition",
+            name="topic",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="propositions", to="annotation.topic"
+            ),
         ),
         migrations.AddField(
-            model_name='batch',
-            name='topic',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='annotation.topic'),
+            model_name="batch",
+            name="topic",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="batches", to="annotation.topic"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='taskitem',
-            constraint=models.UniqueConstraint(fields=('task', 'position'), name='taskitem_unique_position'),
+            model_name="taskitem",
+            constraint=models.UniqueConstraint(fields=("task", "position"), name="taskitem_unique_position"),
         ),
         migrations.AddConstraint(
-            model_name='taskitem',
-            constraint=models.UniqueConstraint(fields=('task', 'proposition'), name='taskitem_unique_proposition'),
+            model_name="taskitem",
+            constraint=models.UniqueConstraint(fields=("task", "proposition"), name="taskitem_unique_proposition"),
         ),
         migrations.AddConstraint(
-            model_name='topic',
-            constraint=models.UniqueConstraint(fields=('campaign', 'key'), name='topic_unique_key'),
+            model_name="topic",
+            constraint=models.UniqueConstraint(fields=("campaign", "key"), name="topic_unique_key"),
         ),
         migrations.AddIndex(
-            model_name='proposition',
-            index=models.Index(fields=['topic', 'trap_kind'], name='annotation__topic_i_63398c_idx'),
+            model_name="proposition",
+            index=models.Index(fields=["topic", "trap_kind"], name="annotation__topic_i_63398c_idx"),
         ),
         migrations.AddConstraint(
-            model_name='proposition',
-            constraint=models.UniqueConstraint(fields=('topic', 'normalized'), name='proposition_unique_text'),
+            model_name="proposition",
+            constraint=models.UniqueConstraint(fields=("topic", "normalized"), name="proposition_unique_text"),
         ),
         migrations.AddConstraint(
-            model_name='batch',
-            constraint=models.UniqueConstraint(fields=('topic', 'kind', 'number'), name='batch_unique_number'),
+            model_name="batch",
+            constraint=models.UniqueConstraint(fields=("topic", "kind", "number"), name="batch_unique_number"),
         ),
     ]

@@ -75,7 +75,8 @@ def audit(*, outcomes: list[Outcome], failures: list[Failure], stored: Stored, w
             f"labels = {STATEMENTS_PER_TASK} × assignments",
             stored.labels == expected_labels and set(stored.labels_per_assignment) <= {STATEMENTS_PER_TASK},
             f"{stored.labels} = {STATEMENTS_PER_TASK} × {stored.rows}",
-            "" if set(stored.labels_per_assignment) <= {STATEMENTS_PER_TASK}
+            ""
+            if set(stored.labels_per_assignment) <= {STATEMENTS_PER_TASK}
             else f"labels per assignment: {dict(stored.labels_per_assignment)}",
         ),
         Check("stored answers = answers sent", not mismatched, f"{len(mismatched)} differ", _some(mismatched)),

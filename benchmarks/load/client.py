@@ -90,9 +90,7 @@ class Connection:
         # What a TLS-terminating proxy adds: production settings redirect plain HTTP.
         self._headers = {"X-Forwarded-Proto": "https", "User-Agent": "salience-load-bench"}
 
-    def request(
-        self, method: str, path: str, *, accept: str, body: str | None = None
-    ) -> tuple[int, str, float, str]:
+    def request(self, method: str, path: str, *, accept: str, body: str | None = None) -> tuple[int, str, float, str]:
         """(status, body, milliseconds from sending to the last byte read, why it was sent
         again or "")."""
         headers = {**self._headers, "Accept": accept}
@@ -180,7 +178,7 @@ class SimulatedClient:
         fields = hit_form_fill(self.judge, self.worker, form, self.rng)
         elapsed = str(int((time.monotonic() - loaded) * 1000))
         fields = [(name, elapsed if name == "elapsed_ms" else value) for name, value in fields]
-        rated = [(name[len(RATING_PREFIX):], value) for name, value in fields if name.startswith(RATING_PREFIX)]
+        rated = [(name[len(RATING_PREFIX) :], value) for name, value in fields if name.startswith(RATING_PREFIX)]
         outcome = Outcome(job, self.worker.worker_id, {int(pid): int(score) for pid, score in rated})
         return f"/hit/{job.task_uuid}/submit/", urlencode(fields), outcome
 

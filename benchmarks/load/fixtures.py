@@ -72,9 +72,7 @@ def stored_read() -> Stored:
     labels = LikertLabel.objects.values_list("assignment_id", "proposition_id", "score")
     for assignment_pk, proposition_id, score in labels:
         by_pk[assignment_pk][2][proposition_id] = score
-    per_assignment = Counter(
-        Assignment.objects.annotate(n=Count("likert_labels")).values_list("n", flat=True)
-    )
+    per_assignment = Counter(Assignment.objects.annotate(n=Count("likert_labels")).values_list("n", flat=True))
     return Stored(
         assignments=assignments,
         rows=len(by_pk),

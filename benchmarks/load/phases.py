@@ -55,7 +55,13 @@ Work = Callable[[SimulatedClient, Record, int], None]  # (client, its record, it
 
 
 def rounds_run(
-    *, clients: list[SimulatedClient], tasks, jobs: list[list[Job]], trivial: int, rounds: int, meters: Meters,
+    *,
+    clients: list[SimulatedClient],
+    tasks,
+    jobs: list[list[Job]],
+    trivial: int,
+    rounds: int,
+    meters: Meters,
     progress: Progress,
 ) -> Result:
     result = Result(Load(), Load(), Load(), Load())
@@ -72,12 +78,14 @@ def rounds_run(
 
         def trivial_phase(round_=round_, label=label):
             progress.phase = f"{label}, trivial requests"
-            counts = trivial_counts[round_ * len(clients):(round_ + 1) * len(clients)]
+            counts = trivial_counts[round_ * len(clients) : (round_ + 1) * len(clients)]
             result.trivial.add(**phase_run(meters, clients, lambda c, r, i: c.trivial(counts[i], r, stop)))
 
         def hit_phase(round_=round_, label=label):
             progress.phase = f"{label}, HIT pages"
-            result.page.add(**phase_run(meters, clients, lambda c, r, i: c.pages(chunk(jobs[i], round_, rounds), r, stop)))
+            result.page.add(
+                **phase_run(meters, clients, lambda c, r, i: c.pages(chunk(jobs[i], round_, rounds), r, stop))
+            )
             progress.phase = f"{label}, HIT submissions"
             phase = phase_run(meters, clients, lambda c, r, i: c.answers(r, stop))
             result.submit.add(**phase)
@@ -114,6 +122,9 @@ def phase_run(meters: Meters, clients: list[SimulatedClient], work: Work) -> dic
     for record in records:
         merged.merge(record)
     return {
-        "seconds": seconds, "client_cpu": client_cpu, "server_cpu": server_cpu, "database_cpu": database_cpu,
+        "seconds": seconds,
+        "client_cpu": client_cpu,
+        "server_cpu": server_cpu,
+        "database_cpu": database_cpu,
         "record": merged,
     }

@@ -65,4 +65,4 @@ def spread(total: int, parts: int) -> list[int]:
 
 def chunk(items: list, part: int, parts: int) -> list:
     """Part `part` of `parts` near-equal, contiguous slices of `items`."""
-    return items[part * len(items) // parts:(part + 1) * len(items) // parts]
+    return items[part * len(items) // parts : (part + 1) * len(items) // parts]

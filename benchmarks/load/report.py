@@ -96,8 +96,10 @@ def report_print(
         speed=True,
     )
     page_share = len(pages) / page.seconds / trivial_rate
-    print(f"  (the page: {len(pages) / page.seconds:.1f}/s = {page_share:.0%} of the trivial view's; "
-          f"page and answer together: {submissions / both / trivial_rate:.0%})")
+    print(
+        f"  (the page: {len(pages) / page.seconds:.1f}/s = {page_share:.0%} of the trivial view's; "
+        f"page and answer together: {submissions / both / trivial_rate:.0%})"
+    )
     print()
     print("correctness (a failure here fails the run)")
     for check in checks:
@@ -115,15 +117,25 @@ def repeats_print(figures: list[Figures]) -> None:
     p99s = [f.p99_submit_ms for f in figures]
     met = sum(share >= THROUGHPUT_SHARE for share in shares)
     print(f"\n{len(figures)} runs, in order")
-    print("  submission throughput / trivial: " + ", ".join(f"{share:.0%}" for share in shares)
-          + f"; median {statistics.median(shares):.0%} (target ≥ {THROUGHPUT_SHARE:.0%}: "
-          + f"{'met' if statistics.median(shares) >= THROUGHPUT_SHARE else 'MISSED'} in the median, "
-          + f"{met} of {len(shares)} runs)")
-    print("  p99 submission ms: " + ", ".join(f"{p99:.0f}" for p99 in p99s)
-          + f"; median {statistics.median(p99s):.0f} (target ≤ {P99_SUBMIT_MS:g}: "
-          + f"{sum(p99 <= P99_SUBMIT_MS for p99 in p99s)} of {len(p99s)} runs)")
-    print("  answers/s: " + ", ".join(f"{f.answers_per_second:.0f}" for f in figures)
-          + "; trivial/s: " + ", ".join(f"{f.trivial_per_second:.0f}" for f in figures))
+    print(
+        "  submission throughput / trivial: "
+        + ", ".join(f"{share:.0%}" for share in shares)
+        + f"; median {statistics.median(shares):.0%} (target ≥ {THROUGHPUT_SHARE:.0%}: "
+        + f"{'met' if statistics.median(shares) >= THROUGHPUT_SHARE else 'MISSED'} in the median, "
+        + f"{met} of {len(shares)} runs)"
+    )
+    print(
+        "  p99 submission ms: "
+        + ", ".join(f"{p99:.0f}" for p99 in p99s)
+        + f"; median {statistics.median(p99s):.0f} (target ≤ {P99_SUBMIT_MS:g}: "
+        + f"{sum(p99 <= P99_SUBMIT_MS for p99 in p99s)} of {len(p99s)} runs)"
+    )
+    print(
+        "  answers/s: "
+        + ", ".join(f"{f.answers_per_second:.0f}" for f in figures)
+        + "; trivial/s: "
+        + ", ".join(f"{f.trivial_per_second:.0f}" for f in figures)
+    )
     print("  correct in every run" if all(f.correct for f in figures) else "  INCORRECT in some run: see above")
 
 

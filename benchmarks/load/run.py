@@ -142,8 +142,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--timeout", type=int, default=300, help="hard limit on the whole run, seconds (default 300)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=1, help="whole runs, then their spread (default 1)")
-    parser.add_argument("--rate-limits", action="store_true",
-                        help="count every submission in Redis as production does, under limits nobody reaches")
+    parser.add_argument(
+        "--rate-limits",
+        action="store_true",
+        help="count every submission in Redis as production does, under limits nobody reaches",
+    )
     parser.add_argument("--summary", type=Path, help="write the run's figures here as JSON (used by --repeat)")
     args = parser.parse_args()
     if args.workers < 1 or args.submissions < args.workers or args.rounds < 1 or not 0 <= args.duplicates <= 1:
@@ -192,7 +195,10 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
         progress.phase = "starting gunicorn"
         server = stack.enter_context(
             gunicorn(
-                env=env, workdir=workdir, workers=args.server_workers, worker_class=args.worker_class,
+                env=env,
+                workdir=workdir,
+                workers=args.server_workers,
+                worker_class=args.worker_class,
                 threads=args.threads,
             )
         )
@@ -205,17 +211,26 @@ def run(args: argparse.Namespace, progress: Progress) -> int:
             stack.callback(client.close)
         meters = Meters(server.pid, postgres_pid(workdir / "pg" / "pgdata") if throwaway else None)
         result = rounds_run(
-            clients=clients, tasks=tasks, jobs=jobs, trivial=args.trivial, rounds=args.rounds, meters=meters,
+            clients=clients,
+            tasks=tasks,
+            jobs=jobs,
+            trivial=args.trivial,
+            rounds=args.rounds,
+            meters=meters,
             progress=progress,
         )
 
         progress.phase = "auditing the database"
         failures = [
-            *result.warmup.record.failures, *result.trivial.record.failures, *result.page.record.failures,
+            *result.warmup.record.failures,
+            *result.trivial.record.failures,
+            *result.page.record.failures,
             *result.submit.record.failures,
         ]
         checks = audit(
-            outcomes=result.submit.record.outcomes, failures=failures, stored=fixtures.stored_read(),
+            outcomes=result.submit.record.outcomes,
+            failures=failures,
+            stored=fixtures.stored_read(),
             workers=args.workers,
         )
         figures = report_print(

@@ -35,12 +35,20 @@ class Server:
 def gunicorn_command(*, port: int, workers: int, worker_class: str, threads: int, access_log: Path) -> list[str]:
     """The deployment's command line (Dockerfile, docker-compose.yml), on loopback."""
     command = [
-        sys.executable, "-m", "gunicorn", "config.wsgi:application",
-        "--bind", f"127.0.0.1:{port}",
-        "--workers", str(workers),
-        "--worker-class", worker_class,
-        "--access-logfile", str(access_log),
-        "--timeout", "60",
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        worker_class,
+        "--access-logfile",
+        str(access_log),
+        "--timeout",
+        "60",
     ]
     if worker_class == "gthread":
         command += ["--threads", str(threads)]

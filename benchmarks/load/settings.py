@@ -7,7 +7,7 @@ production does, in Redis (CACHE_URL), under limits too high to refuse any
 
 import os
 
-from config.settings import *  # noqa: F401,F403
+from config.settings import *  # noqa: F403
 
 ROOT_URLCONF = "benchmarks.load.urls"
 

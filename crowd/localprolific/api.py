@@ -37,9 +37,19 @@ from .models import BonusPayment, Fault, Researcher, Study, Submission
 
 logger = logging.getLogger(__name__)
 
-OPERATIONS = ("studies.list", "studies.create", "studies.get", "studies.update", "studies.transition",
-              "studies.submissions", "submissions.list", "submissions.get", "submissions.transition",
-              "bonuses.create", "bonuses.pay")
+OPERATIONS = (
+    "studies.list",
+    "studies.create",
+    "studies.get",
+    "studies.update",
+    "studies.transition",
+    "studies.submissions",
+    "submissions.list",
+    "submissions.get",
+    "submissions.transition",
+    "bonuses.create",
+    "bonuses.pay",
+)
 
 
 def endpoint(**operations: str):
@@ -136,8 +146,9 @@ def submission_detail(request, *, researcher, body, now, submission_id):
 
 @endpoint(POST="submissions.transition")
 def submission_transition(request, *, researcher, body, now, submission_id):
-    submission = submissions.submission_transition(researcher=researcher, submission_id=submission_id, data=body,
-                                                   now=now)
+    submission = submissions.submission_transition(
+        researcher=researcher, submission_id=submission_id, data=body, now=now
+    )
     return 200, wire.transition_json(submission)
 
 

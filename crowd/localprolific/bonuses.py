@@ -47,21 +47,32 @@ def bulk_bonus_create(*, researcher: Researcher, data: dict, now: datetime) -> B
         if submission is None:
             problems.append(f"Line {number}: {who} has not taken part in study {study_id}.")
             continue
-        entries.append({"participant_id": submission.participant_id, "submission_id": submission.submission_id,
-                        "amount": int(amount / CENT)})
+        entries.append(
+            {
+                "participant_id": submission.participant_id,
+                "submission_id": submission.submission_id,
+                "amount": int(amount / CENT),
+            }
+        )
     if problems:
         raise invalid({"csv_bonuses": problems})
     rate = settings.PROLIFIC_SERVICE_FEE_RATE
     amount = sum(entry["amount"] for entry in entries)
-    fees = sum(int((Decimal(entry["amount"]) * rate).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-               for entry in entries)
-    return BulkBonus.objects.create(researcher=researcher, study=study, entries=entries, amount=amount, fees=fees,
-                                    created_at=now)
+    fees = sum(int((Decimal(entry["amount"]) * rate).quantize(Decimal(1), rounding=ROUND_HALF_UP)) for entry in entries)
+    return BulkBonus.objects.create(
+        researcher=researcher, study=study, entries=entries, amount=amount, fees=fees, created_at=now
+    )
 
 
 def bulk_bonus_json(bulk: BulkBonus) -> dict:
-    return {"id": bulk.bonus_id, "study": bulk.study.study_id, "amount": bulk.amount, "fees": bulk.fees, "vat": 0,
-            "total_amount": bulk.amount + bulk.fees}
+    return {
+        "id": bulk.bonus_id,
+        "study": bulk.study.study_id,
+        "amount": bulk.amount,
+        "fees": bulk.fees,
+        "vat": 0,
+        "total_amount": bulk.amount + bulk.fees,
+    }
 
 
 def bulk_bonus_pay(*, researcher: Researcher, bonus_id: str, now: datetime) -> BulkBonus:

@@ -60,11 +60,15 @@ def participant_start(request, study_id):
         return JsonResponse({"code": "invalid_participant", "message": str(exc)}, status=400)
     try:
         with transaction.atomic():
-            existed = participant_id is not None and Submission.objects.filter(
-                study__study_id=study_id, participant_id=participant_id, status=Submission.Status.ACTIVE
-            ).exists()
-            submission = submissions.participant_start(study_id=study_id, participant_id=participant_id,
-                                                       now=timezone.now())
+            existed = (
+                participant_id is not None
+                and Submission.objects.filter(
+                    study__study_id=study_id, participant_id=participant_id, status=Submission.Status.ACTIVE
+                ).exists()
+            )
+            submission = submissions.participant_start(
+                study_id=study_id, participant_id=participant_id, now=timezone.now()
+            )
     except ParticipantError as exc:
         return JsonResponse(exc.as_dict(), status=exc.http_status)
     response = JsonResponse(start_json(submission), status=200 if existed else 201)
@@ -91,19 +95,32 @@ def bonuses_control(request):
     if request.GET.get("study"):
         bulks = bulks.filter(study__study_id=request.GET["study"])
         payments = payments.filter(bulk__study__study_id=request.GET["study"])
-    return JsonResponse({
-        "bulk_bonuses": [
-            {"id": b.bonus_id, "study_id": b.study.study_id, "amount": b.amount, "fees": b.fees,
-             "pay_requests": b.pay_requests, "entries": b.entries}
-            for b in bulks
-        ],
-        "payments": [
-            {"bulk_id": p.bulk.bonus_id, "study_id": p.bulk.study.study_id,
-             "participant_id": p.submission.participant_id, "submission_id": p.submission.submission_id,
-             "amount": p.amount, "paid_at": wire.when(p.paid_at)}
-            for p in payments
-        ],
-    })
+    return JsonResponse(
+        {
+            "bulk_bonuses": [
+                {
+                    "id": b.bonus_id,
+                    "study_id": b.study.study_id,
+                    "amount": b.amount,
+                    "fees": b.fees,
+                    "pay_requests": b.pay_requests,
+                    "entries": b.entries,
+                }
+                for b in bulks
+            ],
+            "payments": [
+                {
+                    "bulk_id": p.bulk.bonus_id,
+                    "study_id": p.bulk.study.study_id,
+                    "participant_id": p.submission.participant_id,
+                    "submission_id": p.submission.submission_id,
+                    "amount": p.amount,
+                    "paid_at": wire.when(p.paid_at),
+                }
+                for p in payments
+            ],
+        }
+    )
 
 
 def start_json(submission: Submission) -> dict:
@@ -128,5 +145,3 @@ def _release(submission_id: str, outcome: str):
     except ParticipantError as exc:
         return JsonResponse(exc.as_dict(), status=exc.http_status)
     return JsonResponse(wire.submission_short_json(submission))
-
-

@@ -13,8 +13,7 @@ from config.errors import ApplicationError
 
 
 class ApiError(Exception):
-    def __init__(self, http_status: int, title: str, detail: str | dict | None = None, *,
-                 headers: dict | None = None):
+    def __init__(self, http_status: int, title: str, detail: str | dict | None = None, *, headers: dict | None = None):
         super().__init__(title)
         self.http_status = http_status
         self.title = title
@@ -42,6 +41,8 @@ def not_allowed_now(detail: str) -> ApiError:
 
 
 UNAUTHORIZED = ApiError(status.HTTP_401_UNAUTHORIZED, "Unauthorized", "No valid API token was provided.")
+
+
 def throttled(retry_after: int | None) -> ApiError:
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
     return ApiError(status.HTTP_429_TOO_MANY_REQUESTS, "Too many requests", "Request was throttled.", headers=headers)

@@ -38,16 +38,29 @@ class Outcome:
 
 
 def inject(
-    *, throttle: int = 0, service_fault: int = 0, lost_response: int = 0, retry_after: int | None = None,
-    latency_ms: int = 0, latency_calls: int | None = None, operations: list[str] | tuple[str, ...] = (),
+    *,
+    throttle: int = 0,
+    service_fault: int = 0,
+    lost_response: int = 0,
+    retry_after: int | None = None,
+    latency_ms: int = 0,
+    latency_calls: int | None = None,
+    operations: list[str] | tuple[str, ...] = (),
 ) -> None:
     """Make the next `throttle`, then `service_fault`, then `lost_response` matching calls fail."""
     operations = list(operations)
-    for kind, count in ((Kind.THROTTLE, throttle), (Kind.SERVICE_FAULT, service_fault),
-                        (Kind.LOST_RESPONSE, lost_response)):
+    for kind, count in (
+        (Kind.THROTTLE, throttle),
+        (Kind.SERVICE_FAULT, service_fault),
+        (Kind.LOST_RESPONSE, lost_response),
+    ):
         if count:
-            Fault.objects.create(kind=kind, remaining=count, operations=operations,
-                                 retry_after=retry_after if kind == Kind.THROTTLE else None)
+            Fault.objects.create(
+                kind=kind,
+                remaining=count,
+                operations=operations,
+                retry_after=retry_after if kind == Kind.THROTTLE else None,
+            )
     if latency_ms:
         Fault.objects.create(kind=Kind.LATENCY, remaining=latency_calls, latency_ms=latency_ms, operations=operations)
 
@@ -58,8 +71,13 @@ def clear() -> None:
 
 def active() -> list[dict]:
     return [
-        {"kind": f.kind, "remaining": f.remaining, "latency_ms": f.latency_ms, "retry_after": f.retry_after,
-         "operations": f.operations}
+        {
+            "kind": f.kind,
+            "remaining": f.remaining,
+            "latency_ms": f.latency_ms,
+            "retry_after": f.retry_after,
+            "operations": f.operations,
+        }
         for f in switches_live(Fault).order_by("pk")
     ]
 

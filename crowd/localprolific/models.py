@@ -77,8 +77,12 @@ class SubmissionStatus(models.TextChoices):
 
 
 # Submissions that hold a place of their study; returned, timed-out and rejected ones free it.
-_HOLDING = (SubmissionStatus.RESERVED, SubmissionStatus.ACTIVE, SubmissionStatus.AWAITING_REVIEW,
-            SubmissionStatus.APPROVED)
+_HOLDING = (
+    SubmissionStatus.RESERVED,
+    SubmissionStatus.ACTIVE,
+    SubmissionStatus.AWAITING_REVIEW,
+    SubmissionStatus.APPROVED,
+)
 
 
 class Submission(models.Model):

@@ -1,17 +1,17 @@
 """What a participant sees of the local Prolific: starting a study and the completion page.
 
-    GET /localprolific/studies/<study id>/start?participant=<id>
-        Starts (or resumes) the participant's submission and redirects to the study URL with
-        the placeholders filled in; without `participant` the cookie's participant, else a
-        new one. Sets the cookie `localprolific_participant`.
-    GET /localprolific/submissions/complete?cc=<code>[&participant=<id>][&format=json]
-        Prolific's completion redirect. The participant is the `participant` parameter if
-        given, else the `localprolific_participant` cookie that starting set (Prolific knows
-        its participant by their login). Their ACTIVE submission of the study that has this
-        code moves to AWAITING REVIEW (APPROVED if the code auto-approves); a repeat shows
-        the same page. The page says "Thanks, your submission is recorded"; with
-        format=json: {"id", "participant_id", "study_id", "status"}. A wrong code is 400, no
-        study in progress 404.
+GET /localprolific/studies/<study id>/start?participant=<id>
+    Starts (or resumes) the participant's submission and redirects to the study URL with
+    the placeholders filled in; without `participant` the cookie's participant, else a
+    new one. Sets the cookie `localprolific_participant`.
+GET /localprolific/submissions/complete?cc=<code>[&participant=<id>][&format=json]
+    Prolific's completion redirect. The participant is the `participant` parameter if
+    given, else the `localprolific_participant` cookie that starting set (Prolific knows
+    its participant by their login). Their ACTIVE submission of the study that has this
+    code moves to AWAITING REVIEW (APPROVED if the code auto-approves); a repeat shows
+    the same page. The page says "Thanks, your submission is recorded"; with
+    format=json: {"id", "participant_id", "study_id", "status"}. A wrong code is 400, no
+    study in progress 404.
 """
 
 from django.db import transaction
@@ -30,8 +30,9 @@ def study_start(request, study_id):
     participant_id = request.GET.get("participant") or request.COOKIES.get(PARTICIPANT_COOKIE) or None
     try:
         with transaction.atomic():
-            submission = submissions.participant_start(study_id=study_id, participant_id=participant_id,
-                                                       now=timezone.now())
+            submission = submissions.participant_start(
+                study_id=study_id, participant_id=participant_id, now=timezone.now()
+            )
     except ParticipantError as exc:
         return _refusal(request, exc)
     response = redirect(submissions.study_url_for(submission))
@@ -47,16 +48,24 @@ def submission_complete(request):
         if not code:
             raise ParticipantError("The link has no completion code (cc).", code="code_missing", http_status=400)
         if not participant_id:
-            raise ParticipantError("Who are you? Start the study first, or add participant=<id> to the link.",
-                                   code="participant_unknown", http_status=400)
+            raise ParticipantError(
+                "Who are you? Start the study first, or add participant=<id> to the link.",
+                code="participant_unknown",
+                http_status=400,
+            )
         with transaction.atomic():
-            submission = submissions.participant_complete(participant_id=participant_id, code=code,
-                                                          now=timezone.now())
+            submission = submissions.participant_complete(participant_id=participant_id, code=code, now=timezone.now())
     except ParticipantError as exc:
         return _refusal(request, exc)
     if request.GET.get("format") == "json":
-        return JsonResponse({"id": submission.submission_id, "participant_id": submission.participant_id,
-                             "study_id": submission.study.study_id, "status": submission.status})
+        return JsonResponse(
+            {
+                "id": submission.submission_id,
+                "participant_id": submission.participant_id,
+                "study_id": submission.study.study_id,
+                "status": submission.status,
+            }
+        )
     return render(request, "localprolific/complete.html", {"submission": submission})
 
 

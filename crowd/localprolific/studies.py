@@ -29,8 +29,16 @@ from .models import Researcher, Study, Submission
 
 Status = Study.Status
 PROLIFIC_ID_OPTIONS = ("question", "url_parameters", "not_required")
-CODE_TYPES = ("COMPLETED", "FAILED_ATTENTION_CHECK", "FOLLOW_UP_STUDY", "GIVE_BONUS", "INCOMPATIBLE_DEVICE",
-              "NO_CONSENT", "OTHER", "FIXED_SCREENOUT")
+CODE_TYPES = (
+    "COMPLETED",
+    "FAILED_ATTENTION_CHECK",
+    "FOLLOW_UP_STUDY",
+    "GIVE_BONUS",
+    "INCOMPATIBLE_DEVICE",
+    "NO_CONSENT",
+    "OTHER",
+    "FIXED_SCREENOUT",
+)
 CODE_ACTIONS = ("MANUALLY_REVIEW", "AUTOMATICALLY_APPROVE")  # the subset the local endpoint carries out
 DEVICES = ("desktop", "tablet", "mobile")
 PARTICIPANT_PLACEHOLDER = "{{%PROLIFIC_PID%}}"
@@ -38,11 +46,31 @@ MINIMUM_CENTS_PER_HOUR = 800
 MAX_NAME_LENGTH = 255  # our column sizes; Prolific's own limits are not documented
 MAX_CODE_LENGTH = 64
 EDITABLE_AFTER_PUBLISHING = ("internal_name", "total_available_places")
-FIELDS = ("name", "internal_name", "description", "external_study_url", "prolific_id_option", "completion_codes",
-          "total_available_places", "estimated_completion_time", "maximum_allowed_time", "reward",
-          "device_compatibility", "peripheral_requirements", "filters")
-REQUIRED = ("name", "description", "external_study_url", "prolific_id_option", "completion_codes",
-            "total_available_places", "estimated_completion_time", "reward")
+FIELDS = (
+    "name",
+    "internal_name",
+    "description",
+    "external_study_url",
+    "prolific_id_option",
+    "completion_codes",
+    "total_available_places",
+    "estimated_completion_time",
+    "maximum_allowed_time",
+    "reward",
+    "device_compatibility",
+    "peripheral_requirements",
+    "filters",
+)
+REQUIRED = (
+    "name",
+    "description",
+    "external_study_url",
+    "prolific_id_option",
+    "completion_codes",
+    "total_available_places",
+    "estimated_completion_time",
+    "reward",
+)
 
 
 def study_for(*, researcher: Researcher, study_id: str, lock: bool = False) -> Study:
@@ -80,8 +108,13 @@ def study_update(*, study: Study, data: dict) -> Study:
     places = fields.get("total_available_places")
     if places is not None and study.status != Status.UNPUBLISHED:
         if places < study.total_available_places:
-            raise invalid({"total_available_places": [
-                f"Places can only be increased once published (now {study.total_available_places})."]})
+            raise invalid(
+                {
+                    "total_available_places": [
+                        f"Places can only be increased once published (now {study.total_available_places})."
+                    ]
+                }
+            )
         if study.stopped and places != study.total_available_places:
             raise not_allowed_now(f"Study {study.study_id} was stopped; stopping is final.")
         if places > study.total_available_places and study.status in (Status.AWAITING_REVIEW, Status.COMPLETED):
@@ -103,8 +136,9 @@ def study_transition(*, study: Study, action: str, now: datetime) -> Study:
     if action not in allowed:
         raise invalid({"action": [f"One of {', '.join(allowed)}."]})
     if study.status not in allowed[action] or study.stopped:
-        raise not_allowed_now(f"A study in status {study.status} cannot {action.lower()}"
-                              f"{' (it was stopped)' if study.stopped else ''}.")
+        raise not_allowed_now(
+            f"A study in status {study.status} cannot {action.lower()}{' (it was stopped)' if study.stopped else ''}."
+        )
     if action == "PUBLISH":
         study.status, study.published_at = Status.ACTIVE, now
     elif action == "PAUSE":
@@ -184,8 +218,9 @@ def _fields_check(fields: dict) -> dict:
         if name in fields and not isinstance(fields[name], list):
             bad(name, "A list.")
     filters = fields.get("filters")
-    if isinstance(filters, list) and not all(isinstance(f, dict) and isinstance(f.get("filter_id"), str)
-                                             for f in filters):
+    if isinstance(filters, list) and not all(
+        isinstance(f, dict) and isinstance(f.get("filter_id"), str) for f in filters
+    ):
         bad("filters", 'Each filter is an object with a "filter_id".')
     if errors:
         raise invalid(errors)

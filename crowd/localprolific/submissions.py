@@ -25,8 +25,18 @@ from .studies import places, study_refresh
 S = Submission.Status
 REJECTION_MESSAGE_MIN_LENGTH = 100
 REJECTION_CATEGORIES = (
-    "TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK", "LOW_EFFORT",
-    "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER",
+    "TOO_QUICKLY",
+    "TOO_SLOWLY",
+    "FAILED_INSTRUCTIONS",
+    "INCOMP_LONGITUDINAL",
+    "FAILED_CHECK",
+    "LOW_EFFORT",
+    "MALINGERING",
+    "NO_CODE",
+    "BAD_CODE",
+    "NO_DATA",
+    "UNSUPP_DEVICE",
+    "OTHER",
 )
 PLACEHOLDERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
 # Prolific's own ids are 24 hex digits; the simulator also takes readable ones.
@@ -44,27 +54,33 @@ def study_url_for(submission: Submission) -> str:
 
 def participant_start(*, study_id: str, participant_id: str | None, now: datetime) -> Submission:
     if participant_id is not None and not PARTICIPANT_ID.match(participant_id):
-        raise ParticipantError(f"A participant id is 1 to 64 letters, digits, - or _, not {participant_id!r}.",
-                               code="participant_invalid", http_status=status.HTTP_400_BAD_REQUEST)
+        raise ParticipantError(
+            f"A participant id is 1 to 64 letters, digits, - or _, not {participant_id!r}.",
+            code="participant_invalid",
+            http_status=status.HTTP_400_BAD_REQUEST,
+        )
     try:
         study = Study.objects.select_for_update().get(study_id=study_id)
     except Study.DoesNotExist:
-        raise ParticipantError(f"Study {study_id} does not exist.", code="study_not_found",
-                               http_status=status.HTTP_404_NOT_FOUND) from None
+        raise ParticipantError(
+            f"Study {study_id} does not exist.", code="study_not_found", http_status=status.HTTP_404_NOT_FOUND
+        ) from None
     participant_id = participant_id or new_object_id()
     existing = Submission.objects.filter(study=study, participant_id=participant_id).first()
     if existing is not None:
         if existing.status == S.ACTIVE:
             return existing
-        raise ParticipantError(f"Participant {participant_id} has taken part in study {study_id} already "
-                               f"({existing.status}).", code="already_taken_part")
+        raise ParticipantError(
+            f"Participant {participant_id} has taken part in study {study_id} already ({existing.status}).",
+            code="already_taken_part",
+        )
     if study.status != Study.Status.ACTIVE:
-        raise ParticipantError(f"Study {study_id} is {study.status}, not open to participants.",
-                               code="study_not_active")
+        raise ParticipantError(
+            f"Study {study_id} is {study.status}, not open to participants.", code="study_not_active"
+        )
     if places(study)["taken"] >= study.total_available_places:
         raise ParticipantError(f"Every place of study {study_id} is taken.", code="places_exhausted")
-    submission = Submission.objects.create(study=study, participant_id=participant_id, status=S.ACTIVE,
-                                           started_at=now)
+    submission = Submission.objects.create(study=study, participant_id=participant_id, status=S.ACTIVE, started_at=now)
     study_refresh(study=study)
     return submission
 
@@ -91,10 +107,16 @@ def participant_complete(*, participant_id: str, code: str, now: datetime) -> Su
     if done is not None:
         return done
     if mine.filter(status=S.ACTIVE).exists():
-        raise ParticipantError(f"{code} is not a completion code of your study.", code="code_invalid",
-                               http_status=status.HTTP_400_BAD_REQUEST)
-    raise ParticipantError(f"Participant {participant_id} has no study in progress.", code="no_active_submission",
-                           http_status=status.HTTP_404_NOT_FOUND)
+        raise ParticipantError(
+            f"{code} is not a completion code of your study.",
+            code="code_invalid",
+            http_status=status.HTTP_400_BAD_REQUEST,
+        )
+    raise ParticipantError(
+        f"Participant {participant_id} has no study in progress.",
+        code="no_active_submission",
+        http_status=status.HTTP_404_NOT_FOUND,
+    )
 
 
 def participant_release(*, submission_id: str, outcome: str) -> Submission:
@@ -103,15 +125,20 @@ def participant_release(*, submission_id: str, outcome: str) -> Submission:
     try:
         submission = Submission.objects.select_related("study").get(submission_id=submission_id)
     except Submission.DoesNotExist:
-        raise ParticipantError(f"Submission {submission_id} does not exist.", code="submission_not_found",
-                               http_status=status.HTTP_404_NOT_FOUND) from None
+        raise ParticipantError(
+            f"Submission {submission_id} does not exist.",
+            code="submission_not_found",
+            http_status=status.HTTP_404_NOT_FOUND,
+        ) from None
     study = Study.objects.select_for_update().get(pk=submission.study_id)
     submission.refresh_from_db()
     if submission.status == outcome:
         return submission
     if submission.status not in leaving:
-        raise ParticipantError(f"Submission {submission_id} is {submission.status}; it cannot become {outcome}.",
-                               code="submission_not_open")
+        raise ParticipantError(
+            f"Submission {submission_id} is {submission.status}; it cannot become {outcome}.",
+            code="submission_not_open",
+        )
     submission.status = outcome
     submission.save(update_fields=["status"])
     study_refresh(study=study)
@@ -120,9 +147,7 @@ def participant_release(*, submission_id: str, outcome: str) -> Submission:
 
 def submission_for(*, researcher: Researcher, submission_id: str) -> Submission:
     try:
-        return Submission.objects.select_related("study").get(
-            submission_id=submission_id, study__researcher=researcher
-        )
+        return Submission.objects.select_related("study").get(submission_id=submission_id, study__researcher=researcher)
     except Submission.DoesNotExist:
         raise not_found(f"Submission {submission_id}") from None
 
@@ -141,8 +166,10 @@ def submission_transition(*, researcher: Researcher, submission_id: str, data: d
     if submission.status == targets[action]:
         return submission
     if submission.status != S.AWAITING_REVIEW:
-        raise not_allowed_now(f"Submission {submission_id} is {submission.status}; only submissions awaiting "
-                              "review can be approved or rejected.")
+        raise not_allowed_now(
+            f"Submission {submission_id} is {submission.status}; only submissions awaiting "
+            "review can be approved or rejected."
+        )
     submission.status, submission.reviewed_at = targets[action], now
     if action == "REJECT":
         submission.rejection_message = data["message"]

@@ -114,7 +114,7 @@ def page(request: HttpRequest, queryset: QuerySet) -> tuple[list, dict]:
     size = min(_positive(request.GET.get("page_size", str(DEFAULT_PAGE_SIZE)), "page_size"), MAX_PAGE_SIZE)
     count = queryset.count()
     last = max(1, math.ceil(count / size))
-    items = list(queryset.order_by("pk")[(number - 1) * size: number * size])
+    items = list(queryset.order_by("pk")[(number - 1) * size : number * size])
 
     def link(target: int | None, title: str) -> dict:
         if target is None:

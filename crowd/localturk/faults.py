@@ -32,7 +32,11 @@ class Outcome:
 
 
 def inject(
-    *, throttle: int = 0, service_fault: int = 0, latency_ms: int = 0, latency_calls: int | None = None,
+    *,
+    throttle: int = 0,
+    service_fault: int = 0,
+    latency_ms: int = 0,
+    latency_calls: int | None = None,
     operations: list[str] | tuple[str, ...] = (),
 ) -> None:
     """Make the next `throttle` then `service_fault` matching calls fail, and add latency."""

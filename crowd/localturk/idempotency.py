@@ -24,9 +24,7 @@ def token_claim(
     ).delete()
     try:
         with transaction.atomic():
-            RequestToken.objects.create(
-                requester=requester, operation=operation, token=token, created_at=now, hit=hit
-            )
+            RequestToken.objects.create(requester=requester, operation=operation, token=token, created_at=now, hit=hit)
     except IntegrityError:
         return RequestToken.objects.select_related("hit").get(requester=requester, operation=operation, token=token)
     return None

@@ -48,8 +48,9 @@ def hits_for_worker(worker_id: str) -> list[HIT]:
 
 def hit_for_preview(*, hit_id: str, worker_id: str) -> HIT:
     hit = _hit_get(hit_id)
-    unmet = requirements_unmet(hit.hit_type.qualification_requirements, worker_qualifications(worker_id),
-                               action="Preview")
+    unmet = requirements_unmet(
+        hit.hit_type.qualification_requirements, worker_qualifications(worker_id), action="Preview"
+    )
     if unmet:
         raise _not_qualified(unmet)
     return hit
@@ -69,7 +70,9 @@ def assignment_accept(*, hit_id: str, worker_id: str, now: datetime | None = Non
         elif held:
             raise WorkerActionError("You already worked on this HIT.", code="already_worked")
         if WorkerBlock.objects.filter(requester_id=hit.requester_id, worker_id=worker_id).exists():
-            raise WorkerActionError("The requester has blocked you.", code="blocked", http_status=http.HTTP_403_FORBIDDEN)
+            raise WorkerActionError(
+                "The requester has blocked you.", code="blocked", http_status=http.HTTP_403_FORBIDDEN
+            )
         unmet = requirements_unmet(
             hit.hit_type.qualification_requirements, worker_qualifications(worker_id), action="Accept"
         )
@@ -97,13 +100,17 @@ def assignment_open(*, assignment_id: str, worker_id: str) -> Assignment:
         .first()
     )
     if assignment is None:
-        raise WorkerActionError("You hold no open assignment with this id.", code="assignment_not_found",
-                                http_status=http.HTTP_404_NOT_FOUND)
+        raise WorkerActionError(
+            "You hold no open assignment with this id.",
+            code="assignment_not_found",
+            http_status=http.HTTP_404_NOT_FOUND,
+        )
     return assignment
 
 
-def assignment_release(*, assignment_id: str, worker_id: str, abandon: bool = False,
-                       now: datetime | None = None) -> Assignment:
+def assignment_release(
+    *, assignment_id: str, worker_id: str, abandon: bool = False, now: datetime | None = None
+) -> Assignment:
     """Return (or abandon) an accepted assignment; its slot and id go back to the HIT."""
     now = now or timezone.now()
     with transaction.atomic():
@@ -121,22 +128,32 @@ def assignment_submit(*, fields: list[tuple[str, str]], now: datetime | None = N
     now = now or timezone.now()
     assignment_id = next((value for name, value in fields if name == "assignmentId"), "")
     if not assignment_id or assignment_id == PREVIEW_ASSIGNMENT_ID:
-        raise WorkerActionError("Accept the HIT before submitting it (no assignmentId).",
-                                code="invalid_submission", http_status=http.HTTP_400_BAD_REQUEST)
+        raise WorkerActionError(
+            "Accept the HIT before submitting it (no assignmentId).",
+            code="invalid_submission",
+            http_status=http.HTTP_400_BAD_REQUEST,
+        )
     if not any(name not in RESERVED_FIELDS for name, _ in fields):
-        raise WorkerActionError("The HIT was not submitted correctly: it posted no answer field.",
-                                code="invalid_submission", http_status=http.HTTP_400_BAD_REQUEST)
+        raise WorkerActionError(
+            "The HIT was not submitted correctly: it posted no answer field.",
+            code="invalid_submission",
+            http_status=http.HTTP_400_BAD_REQUEST,
+        )
     with transaction.atomic():
         rows = Assignment.objects.select_related("hit__hit_type").filter(assignment_id=assignment_id)
         assignment = rows.filter(status__in=Assignment.LIVE).first() or rows.order_by("-pk").first()
         if assignment is None:
-            raise WorkerActionError(f"Assignment {assignment_id} does not exist.", code="assignment_not_found",
-                                    http_status=http.HTTP_404_NOT_FOUND)
+            raise WorkerActionError(
+                f"Assignment {assignment_id} does not exist.",
+                code="assignment_not_found",
+                http_status=http.HTTP_404_NOT_FOUND,
+            )
         if assignment.status in Assignment.VISIBLE:
             return assignment
         if assignment.status != Status.ACCEPTED or assignment.deadline <= now:
-            raise WorkerActionError("This assignment was returned, abandoned or is past its deadline.",
-                                    code="invalid_state")
+            raise WorkerActionError(
+                "This assignment was returned, abandoned or is past its deadline.", code="invalid_state"
+            )
         submitted = {
             "status": Status.SUBMITTED,
             "submit_time": now,
@@ -157,8 +174,9 @@ def _hit_get(hit_id: str, *, lock: bool = False) -> HIT:
         hits = hits.select_for_update(of=("self",))
     hit = hits.filter(hit_id=hit_id).first()
     if hit is None:
-        raise WorkerActionError(f"HIT {hit_id} does not exist.", code="hit_not_found",
-                                http_status=http.HTTP_404_NOT_FOUND)
+        raise WorkerActionError(
+            f"HIT {hit_id} does not exist.", code="hit_not_found", http_status=http.HTTP_404_NOT_FOUND
+        )
     return hit
 
 
@@ -171,5 +189,8 @@ def _free_assignment_id(hit: HIT) -> str | None:
 
 def _not_qualified(unmet: list[dict]) -> WorkerActionError:
     names = ", ".join(requirement["QualificationTypeId"] for requirement in unmet)
-    return WorkerActionError(f"You do not meet the qualification requirements ({names}).",
-                             code="not_qualified", http_status=http.HTTP_403_FORBIDDEN)
+    return WorkerActionError(
+        f"You do not meet the qualification requirements ({names}).",
+        code="not_qualified",
+        http_status=http.HTTP_403_FORBIDDEN,
+    )

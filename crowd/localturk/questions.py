@@ -17,7 +17,9 @@ from xml.sax.saxutils import escape
 
 from .errors import RequestError
 
-EXTERNAL_QUESTION_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
+EXTERNAL_QUESTION_NS = (
+    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
+)
 ANSWERS_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd"
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 RESERVED_FIELDS = frozenset({"assignmentId", "hitId", "turkSubmitTo", "workerId"})

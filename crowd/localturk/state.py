@@ -38,9 +38,7 @@ def tick(*, now: datetime | None = None) -> None:
         with transaction.atomic():
             if assignment_approve(assignment=assignment, at=assignment.auto_approval_time, allow_overdraft=True):
                 touched.add(assignment.hit_id)
-    touched.update(
-        HIT.objects.filter(status=HIT.Status.ASSIGNABLE, expiration__lte=now).values_list("pk", flat=True)
-    )
+    touched.update(HIT.objects.filter(status=HIT.Status.ASSIGNABLE, expiration__lte=now).values_list("pk", flat=True))
     for hit_pk in sorted(touched):
         with transaction.atomic():
             hit_refresh(hit=HIT.objects.select_for_update().get(pk=hit_pk), now=now)
@@ -72,7 +70,11 @@ def hit_refresh(*, hit: HIT, now: datetime) -> None:
 
 
 def assignment_approve(
-    *, assignment: Assignment, at: datetime, feedback: str = "", override_rejection: bool = False,
+    *,
+    assignment: Assignment,
+    at: datetime,
+    feedback: str = "",
+    override_rejection: bool = False,
     allow_overdraft: bool = False,
 ) -> bool:
     """Approve and charge, inside the caller's transaction; False when the status moved on.

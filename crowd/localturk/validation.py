@@ -73,8 +73,9 @@ def params_validate(operation: str, params: dict) -> None:
 
 
 def _constraint_error(value, path: str, rule: str) -> RequestError:
-    return RequestError(f"Value '{value}' at '{path}' failed to satisfy constraint: Member must {rule}",
-                        code=INVALID_PARAMETER)
+    return RequestError(
+        f"Value '{value}' at '{path}' failed to satisfy constraint: Member must {rule}", code=INVALID_PARAMETER
+    )
 
 
 def _constraints_check(value, shape: Shape, path: str) -> None:
@@ -119,13 +120,13 @@ def _ranges_check(params: dict) -> None:
             raise RequestError(f"{name} can hold at most {limit} entries.", code=PARAMETER_OUT_OF_RANGE)
     for name in AMOUNTS:
         if name in params and Decimal(params[name]) < MINIMUM_AMOUNT:
-            raise RequestError(f"The value {params[name]} is invalid for {name}. The minimum is 0.01.",
-                               code=PARAMETER_OUT_OF_RANGE)
+            raise RequestError(
+                f"The value {params[name]} is invalid for {name}. The minimum is 0.01.", code=PARAMETER_OUT_OF_RANGE
+            )
     if _CONTROL_CHARACTERS.search(params.get("RequesterFeedback", "")):
         raise RequestError("RequesterFeedback contains characters that are not allowed.")
     if "Question" in params and len(params["Question"].encode()) > QUESTION_MAX_BYTES:
-        raise RequestError(f"Question must not be longer than {QUESTION_MAX_BYTES} bytes.",
-                           code=PARAMETER_OUT_OF_RANGE)
+        raise RequestError(f"Question must not be longer than {QUESTION_MAX_BYTES} bytes.", code=PARAMETER_OUT_OF_RANGE)
 
 
 def _requirement_check(requirement: dict, path: str) -> None:
@@ -142,8 +143,9 @@ def _requirement_check(requirement: dict, path: str) -> None:
     if requirement["QualificationTypeId"] == LOCALE:
         values, limit = locales, 30
         if integers or comparator not in ("EqualTo", "NotEqualTo", "In", "NotIn"):
-            raise RequestError(f"{path}: the Locale qualification compares LocaleValues with "
-                               "EqualTo, NotEqualTo, In or NotIn.")
+            raise RequestError(
+                f"{path}: the Locale qualification compares LocaleValues with EqualTo, NotEqualTo, In or NotIn."
+            )
     else:
         values, limit = integers, 15
         if locales:

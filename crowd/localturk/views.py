@@ -48,9 +48,7 @@ def api(request):
     return response
 
 
-faults_control = faults_control_view(
-    faults, lambda body: fault_switches(body, counts=(*FAULT_COUNTS, "latency_calls"))
-)
+faults_control = faults_control_view(faults, lambda body: fault_switches(body, counts=(*FAULT_COUNTS, "latency_calls")))
 
 
 @csrf_exempt
@@ -68,5 +66,3 @@ def worker_profile_control(request, worker_id):
     except ValueError as exc:
         return JsonResponse({"code": "invalid_qualifications", "message": str(exc)}, status=400)
     return JsonResponse({"workerId": worker_id, "qualifications": worker_qualifications(worker_id)})
-
-

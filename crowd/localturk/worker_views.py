@@ -56,7 +56,9 @@ def worker_page(view):
     def wrapper(request, *args, **kwargs):
         state.tick()
         worker_id = (
-            request.GET.get("workerId") or request.POST.get("workerId") or request.COOKIES.get(WORKER_COOKIE)
+            request.GET.get("workerId")
+            or request.POST.get("workerId")
+            or request.COOKIES.get(WORKER_COOKIE)
             or new_worker_id()
         )
         try:
@@ -74,19 +76,27 @@ def worker_page(view):
 @worker_page
 def worker_home(request, worker_id):
     hits = marketplace.hits_for_worker(worker_id)
-    open_assignments = Assignment.objects.select_related("hit").filter(
-        worker_id=worker_id, status=Assignment.Status.ACCEPTED
-    ).order_by("deadline")
+    open_assignments = (
+        Assignment.objects.select_related("hit")
+        .filter(worker_id=worker_id, status=Assignment.Status.ACCEPTED)
+        .order_by("deadline")
+    )
     if _wants_json(request):
-        return JsonResponse({
-            "workerId": worker_id,
-            "hits": [_hit_json(request, hit) for hit in hits],
-            "assignments": [
-                {"assignmentId": a.assignment_id, "hitId": a.hit.hit_id, "url": _task_url(request, a),
-                 "deadline": a.deadline.isoformat()}
-                for a in open_assignments
-            ],
-        })
+        return JsonResponse(
+            {
+                "workerId": worker_id,
+                "hits": [_hit_json(request, hit) for hit in hits],
+                "assignments": [
+                    {
+                        "assignmentId": a.assignment_id,
+                        "hitId": a.hit.hit_id,
+                        "url": _task_url(request, a),
+                        "deadline": a.deadline.isoformat(),
+                    }
+                    for a in open_assignments
+                ],
+            }
+        )
     context = {
         "worker_id": worker_id,
         "hits": [(hit, amount(hit.hit_type.reward)) for hit in hits],
@@ -101,8 +111,9 @@ def worker_home(request, worker_id):
 @worker_page
 def worker_preview(request, worker_id, hit_id):
     hit = marketplace.hit_for_preview(hit_id=hit_id, worker_id=worker_id)
-    url = task_url(hit.external_url, assignment_id=PREVIEW_ASSIGNMENT_ID, hit_id=hit.hit_id,
-                   submit_to=_submit_to(request))
+    url = task_url(
+        hit.external_url, assignment_id=PREVIEW_ASSIGNMENT_ID, hit_id=hit.hit_id, submit_to=_submit_to(request)
+    )
     if _wants_json(request):
         return JsonResponse({"hitId": hit.hit_id, "url": url})
     context = {"worker_id": worker_id, "hit": hit, "reward": amount(hit.hit_type.reward), "url": url}
@@ -115,10 +126,14 @@ def worker_preview(request, worker_id, hit_id):
 def worker_accept(request, worker_id, hit_id):
     assignment = marketplace.assignment_accept(hit_id=hit_id, worker_id=worker_id)
     if _wants_json(request):
-        return JsonResponse({
-            "assignmentId": assignment.assignment_id, "workerId": worker_id, "hitId": hit_id,
-            "url": _task_url(request, assignment),
-        })
+        return JsonResponse(
+            {
+                "assignmentId": assignment.assignment_id,
+                "workerId": worker_id,
+                "hitId": hit_id,
+                "url": _task_url(request, assignment),
+            }
+        )
     work = reverse("localturk:worker-work", args=[assignment.assignment_id])
     return redirect(f"{work}?{urlencode({'workerId': worker_id})}")
 
@@ -163,10 +178,14 @@ def external_submit(request):
     except WorkerActionError as exc:
         return _error(request, exc)
     if _wants_json(request):
-        return JsonResponse({
-            "assignmentId": assignment.assignment_id, "workerId": assignment.worker_id,
-            "hitId": assignment.hit.hit_id, "status": assignment.status,
-        })
+        return JsonResponse(
+            {
+                "assignmentId": assignment.assignment_id,
+                "workerId": assignment.worker_id,
+                "hitId": assignment.hit.hit_id,
+                "status": assignment.status,
+            }
+        )
     submitted = reverse("localturk:worker-submitted", args=[assignment.assignment_id])
     return redirect(f"{submitted}?{urlencode({'workerId': assignment.worker_id})}")
 
@@ -199,8 +218,13 @@ def _submit_to(request) -> str:
 
 
 def _task_url(request, assignment: Assignment) -> str:
-    return task_url(assignment.hit.external_url, assignment_id=assignment.assignment_id,
-                    hit_id=assignment.hit.hit_id, worker_id=assignment.worker_id, submit_to=_submit_to(request))
+    return task_url(
+        assignment.hit.external_url,
+        assignment_id=assignment.assignment_id,
+        hit_id=assignment.hit.hit_id,
+        worker_id=assignment.worker_id,
+        submit_to=_submit_to(request),
+    )
 
 
 def _hit_json(request, hit: HIT) -> dict:

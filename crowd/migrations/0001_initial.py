@@ -6,209 +6,406 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0001_initial'),
+        ("annotation", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('assignment_id', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('Submitted', 'Submitted'), ('Approved', 'Approved'), ('Rejected', 'Rejected')], default='Submitted', max_length=16)),
-                ('verification', models.CharField(choices=[('pending', 'Awaiting the marketplace'), ('verified', 'Confirmed by the marketplace'), ('recovered', "Recovered from the marketplace's copy"), ('unverified', 'Not known to the marketplace: never counted')], default='pending', max_length=16)),
-                ('answer', models.JSONField(default=dict)),
-                ('untouched', models.BooleanField(default=False, help_text='A comparison submitted in the order it was shown.')),
-                ('accepted_at', models.DateTimeField(blank=True, null=True)),
-                ('submitted_at', models.DateTimeField()),
-                ('time_on_task_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('reject_reason', models.TextField(blank=True)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("assignment_id", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("Submitted", "Submitted"), ("Approved", "Approved"), ("Rejected", "Rejected")],
+                        default="Submitted",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "verification",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Awaiting the marketplace"),
+                            ("verified", "Confirmed by the marketplace"),
+                            ("recovered", "Recovered from the marketplace's copy"),
+                            ("unverified", "Not known to the marketplace: never counted"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("answer", models.JSONField(default=dict)),
+                (
+                    "untouched",
+                    models.BooleanField(default=False, help_text="A comparison submitted in the order it was shown."),
+                ),
+                ("accepted_at", models.DateTimeField(blank=True, null=True)),
+                ("submitted_at", models.DateTimeField()),
+                ("time_on_task_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                ("reject_reason", models.TextField(blank=True)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="annotation.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['submitted_at', 'id'],
+                "ordering": ["submitted_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Bonus',
+            name="Bonus",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('amount', models.DecimalField(decimal_places=2, max_digits=6)),
-                ('reason', models.TextField()),
-                ('token', models.CharField(max_length=64, unique=True)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bonuses', to='crowd.assignment')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("amount", models.DecimalField(decimal_places=2, max_digits=6)),
+                ("reason", models.TextField()),
+                ("token", models.CharField(max_length=64, unique=True)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="bonuses", to="crowd.assignment"
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='HIT',
+            name="HIT",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('environment', models.CharField(choices=[('local', 'Local endpoint'), ('sandbox', 'MTurk sandbox'), ('production', 'MTurk production')], max_length=16)),
-                ('hit_id', models.CharField(max_length=64)),
-                ('hit_type_id', models.CharField(blank=True, max_length=64)),
-                ('status', models.CharField(choices=[('Assignable', 'Assignable'), ('Unassignable', 'Unassignable'), ('Reviewable', 'Reviewable'), ('Reviewing', 'Reviewing'), ('Disposed', 'Disposed')], default='Assignable', max_length=16)),
-                ('max_assignments', models.PositiveSmallIntegerField()),
-                ('reward', models.DecimalField(decimal_places=2, max_digits=6)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('complete', models.BooleanField(default=False, help_text='Every assignment collected and reviewed.')),
-                ('deleted', models.BooleanField(default=False)),
-                ('last_synced_at', models.DateTimeField(blank=True, null=True)),
-                ('task', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='hit', to='annotation.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[
+                            ("local", "Local endpoint"),
+                            ("sandbox", "MTurk sandbox"),
+                            ("production", "MTurk production"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("hit_id", models.CharField(max_length=64)),
+                ("hit_type_id", models.CharField(blank=True, max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("Assignable", "Assignable"),
+                            ("Unassignable", "Unassignable"),
+                            ("Reviewable", "Reviewable"),
+                            ("Reviewing", "Reviewing"),
+                            ("Disposed", "Disposed"),
+                        ],
+                        default="Assignable",
+                        max_length=16,
+                    ),
+                ),
+                ("max_assignments", models.PositiveSmallIntegerField()),
+                ("reward", models.DecimalField(decimal_places=2, max_digits=6)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("complete", models.BooleanField(default=False, help_text="Every assignment collected and reviewed.")),
+                ("deleted", models.BooleanField(default=False)),
+                ("last_synced_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "task",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hit", to="annotation.task"
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='hit',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='assignments', to='crowd.hit'),
+            model_name="assignment",
+            name="hit",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="assignments",
+                to="crowd.hit",
+            ),
         ),
         migrations.CreateModel(
-            name='HITType',
+            name="HITType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('likert', 'Likert'), ('comparison', 'Comparison')], max_length=16)),
-                ('environment', models.CharField(choices=[('local', 'Local endpoint'), ('sandbox', 'MTurk sandbox'), ('production', 'MTurk production')], max_length=16)),
-                ('fingerprint', models.CharField(help_text='Hash of the parameters the type was created with.', max_length=64)),
-                ('hit_type_id', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hit_types', to='annotation.campaign')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("likert", "Likert"), ("comparison", "Comparison")], max_length=16)),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[
+                            ("local", "Local endpoint"),
+                            ("sandbox", "MTurk sandbox"),
+                            ("production", "MTurk production"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "fingerprint",
+                    models.CharField(help_text="Hash of the parameters the type was created with.", max_length=64),
+                ),
+                ("hit_type_id", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hit_types", to="annotation.campaign"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='LedgerEntry',
+            name="LedgerEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('committed', 'Committed'), ('released', 'Released (expired, unspent)'), ('spent', 'Spent'), ('bonus', 'Bonus')], max_length=16)),
-                ('amount', models.DecimalField(decimal_places=2, max_digits=10)),
-                ('reference', models.CharField(blank=True, max_length=128)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ledger', to='annotation.campaign')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("committed", "Committed"),
+                            ("released", "Released (expired, unspent)"),
+                            ("spent", "Spent"),
+                            ("bonus", "Bonus"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("amount", models.DecimalField(decimal_places=2, max_digits=10)),
+                ("reference", models.CharField(blank=True, max_length=128)),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="ledger", to="annotation.campaign"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Worker',
+            name="Worker",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channel', models.CharField(choices=[('mturk', 'Amazon Mechanical Turk'), ('prolific', 'Prolific'), ('links', 'Participant links')], default='mturk', max_length=16)),
-                ('external_id', models.CharField(max_length=64)),
-                ('blocked', models.BooleanField(default=False)),
-                ('block_reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[
+                            ("mturk", "Amazon Mechanical Turk"),
+                            ("prolific", "Prolific"),
+                            ("links", "Participant links"),
+                        ],
+                        default="mturk",
+                        max_length=16,
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=64)),
+                ("blocked", models.BooleanField(default=False)),
+                ("block_reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['external_id'],
-                'constraints': [models.UniqueConstraint(fields=('channel', 'external_id'), name='worker_unique_external_id')],
+                "ordering": ["external_id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("channel", "external_id"), name="worker_unique_external_id")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='LikertLabel',
+            name="LikertLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.PositiveSmallIntegerField()),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='likert_labels', to='crowd.assignment')),
-                ('proposition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='likert_labels', to='annotation.proposition')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='likert_labels', to='crowd.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("score", models.PositiveSmallIntegerField()),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="likert_labels", to="crowd.assignment"
+                    ),
+                ),
+                (
+                    "proposition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="likert_labels",
+                        to="annotation.proposition",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="likert_labels", to="crowd.worker"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Comparison',
+            name="Comparison",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comparisons', to='crowd.assignment')),
-                ('loser', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='losses', to='annotation.proposition')),
-                ('winner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='wins', to='annotation.proposition')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comparisons', to='crowd.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="comparisons", to="crowd.assignment"
+                    ),
+                ),
+                (
+                    "loser",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="losses", to="annotation.proposition"
+                    ),
+                ),
+                (
+                    "winner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="wins", to="annotation.proposition"
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="comparisons", to="crowd.worker"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['assignment_id', 'id'],
+                "ordering": ["assignment_id", "id"],
             },
         ),
         migrations.AddField(
-            model_name='assignment',
-            name='worker',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='crowd.worker'),
+            model_name="assignment",
+            name="worker",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="crowd.worker"
+            ),
         ),
         migrations.CreateModel(
-            name='WorkerDecision',
+            name="WorkerDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(max_length=32)),
-                ('reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='worker_decisions', to='annotation.campaign')),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='crowd.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("action", models.CharField(max_length=32)),
+                ("reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="worker_decisions",
+                        to="annotation.campaign",
+                    ),
+                ),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="decisions", to="crowd.worker"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='WorkerQuality',
+            name="WorkerQuality",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('labels', models.PositiveIntegerField(default=0)),
-                ('items', models.PositiveIntegerField(default=0)),
-                ('loo_r', models.FloatField(blank=True, null=True)),
-                ('traps_seen', models.PositiveIntegerField(default=0)),
-                ('traps_failed', models.PositiveIntegerField(default=0)),
-                ('votes', models.PositiveIntegerField(default=0)),
-                ('comparison_agreement', models.FloatField(blank=True, null=True)),
-                ('untouched_orderings', models.PositiveIntegerField(default=0)),
-                ('computed_status', models.CharField(choices=[('ok', 'Included'), ('excluded', 'Excluded')], default='ok', max_length=16)),
-                ('override_status', models.CharField(blank=True, choices=[('ok', 'Included'), ('excluded', 'Excluded')], max_length=16)),
-                ('override_reason', models.TextField(blank=True)),
-                ('computed_at', models.DateTimeField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='worker_qualities', to='annotation.campaign')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qualities', to='crowd.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("labels", models.PositiveIntegerField(default=0)),
+                ("items", models.PositiveIntegerField(default=0)),
+                ("loo_r", models.FloatField(blank=True, null=True)),
+                ("traps_seen", models.PositiveIntegerField(default=0)),
+                ("traps_failed", models.PositiveIntegerField(default=0)),
+                ("votes", models.PositiveIntegerField(default=0)),
+                ("comparison_agreement", models.FloatField(blank=True, null=True)),
+                ("untouched_orderings", models.PositiveIntegerField(default=0)),
+                (
+                    "computed_status",
+                    models.CharField(
+                        choices=[("ok", "Included"), ("excluded", "Excluded")], default="ok", max_length=16
+                    ),
+                ),
+                (
+                    "override_status",
+                    models.CharField(blank=True, choices=[("ok", "Included"), ("excluded", "Excluded")], max_length=16),
+                ),
+                ("override_reason", models.TextField(blank=True)),
+                ("computed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="worker_qualities",
+                        to="annotation.campaign",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qualities", to="crowd.worker"
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='hit',
-            index=models.Index(fields=['complete'], name='crowd_hit_complet_7f4ece_idx'),
+            model_name="hit",
+            index=models.Index(fields=["complete"], name="crowd_hit_complet_7f4ece_idx"),
         ),
         migrations.AddConstraint(
-            model_name='hit',
-            constraint=models.UniqueConstraint(fields=('environment', 'hit_id'), name='hit_unique_id'),
+            model_name="hit",
+            constraint=models.UniqueConstraint(fields=("environment", "hit_id"), name="hit_unique_id"),
         ),
         migrations.AddConstraint(
-            model_name='hittype',
-            constraint=models.UniqueConstraint(fields=('campaign', 'environment', 'fingerprint'), name='hittype_unique_fingerprint'),
+            model_name="hittype",
+            constraint=models.UniqueConstraint(
+                fields=("campaign", "environment", "fingerprint"), name="hittype_unique_fingerprint"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='likertlabel',
-            constraint=models.UniqueConstraint(fields=('assignment', 'proposition'), name='likert_unique_item'),
+            model_name="likertlabel",
+            constraint=models.UniqueConstraint(fields=("assignment", "proposition"), name="likert_unique_item"),
         ),
         migrations.AddConstraint(
-            model_name='likertlabel',
-            constraint=models.CheckConstraint(condition=models.Q(('score__gte', 1), ('score__lte', 5)), name='likert_score_range'),
+            model_name="likertlabel",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("score__gte", 1), ("score__lte", 5)), name="likert_score_range"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='comparison',
-            constraint=models.UniqueConstraint(fields=('assignment', 'winner', 'loser'), name='comparison_unique_pair'),
+            model_name="comparison",
+            constraint=models.UniqueConstraint(fields=("assignment", "winner", "loser"), name="comparison_unique_pair"),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['task', 'verification'], name='crowd_assig_task_id_89ac9c_idx'),
+            model_name="assignment",
+            index=models.Index(fields=["task", "verification"], name="crowd_assig_task_id_89ac9c_idx"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('assignment_id', 'worker'), name='assignment_unique_worker'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(fields=("assignment_id", "worker"), name="assignment_unique_worker"),
         ),
         migrations.AddConstraint(
-            model_name='workerquality',
-            constraint=models.UniqueConstraint(fields=('campaign', 'worker'), name='workerquality_unique'),
+            model_name="workerquality",
+            constraint=models.UniqueConstraint(fields=("campaign", "worker"), name="workerquality_unique"),
         ),
     ]

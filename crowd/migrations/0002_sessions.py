@@ -6,102 +6,215 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
-        ('crowd', '0001_initial'),
+        ("annotation", "0001_initial"),
+        ("crowd", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='hit',
-            name='channel',
-            field=models.CharField(choices=[('mturk', 'Amazon Mechanical Turk'), ('prolific', 'Prolific'), ('links', 'Participant links')], default='mturk', max_length=16),
+            model_name="hit",
+            name="channel",
+            field=models.CharField(
+                choices=[("mturk", "Amazon Mechanical Turk"), ("prolific", "Prolific"), ("links", "Participant links")],
+                default="mturk",
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='ParticipantLink',
+            name="ParticipantLink",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('personal', 'Personal (one person)'), ('open', 'Open (asks for a participant code)')], default='personal', max_length=16)),
-                ('token', models.CharField(max_length=64, unique=True)),
-                ('label', models.CharField(blank=True, help_text='Who it is for; only researchers see it.', max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='participant_links', to='annotation.campaign')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('worker', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='personal_link', to='crowd.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("personal", "Personal (one person)"), ("open", "Open (asks for a participant code)")],
+                        default="personal",
+                        max_length=16,
+                    ),
+                ),
+                ("token", models.CharField(max_length=64, unique=True)),
+                (
+                    "label",
+                    models.CharField(blank=True, help_text="Who it is for; only researchers see it.", max_length=200),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="participant_links",
+                        to="annotation.campaign",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "worker",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="personal_link",
+                        to="crowd.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('environment', models.CharField(choices=[('local', 'Local endpoint'), ('sandbox', 'MTurk sandbox'), ('production', 'MTurk production')], max_length=16)),
-                ('internal_name', models.CharField(help_text='Our idempotency key at Prolific.', max_length=128, unique=True)),
-                ('study_id', models.CharField(blank=True, max_length=64)),
-                ('status', models.CharField(blank=True, max_length=32)),
-                ('places', models.PositiveIntegerField()),
-                ('reward_cents', models.PositiveIntegerField()),
-                ('completion_code', models.CharField(max_length=32)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('last_synced_at', models.DateTimeField(blank=True, null=True)),
-                ('batch', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='study', to='annotation.batch')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[
+                            ("local", "Local endpoint"),
+                            ("sandbox", "MTurk sandbox"),
+                            ("production", "MTurk production"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "internal_name",
+                    models.CharField(help_text="Our idempotency key at Prolific.", max_length=128, unique=True),
+                ),
+                ("study_id", models.CharField(blank=True, max_length=64)),
+                ("status", models.CharField(blank=True, max_length=32)),
+                ("places", models.PositiveIntegerField()),
+                ("reward_cents", models.PositiveIntegerField()),
+                ("completion_code", models.CharField(max_length=32)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("last_synced_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "batch",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="study", to="annotation.batch"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='WorkSession',
+            name="WorkSession",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.UUIDField(help_text="The secret in the session's address.", unique=True)),
-                ('external_session_id', models.CharField(blank=True, help_text="Prolific's SESSION_ID.", max_length=64)),
-                ('tasks_target', models.PositiveSmallIntegerField()),
-                ('status', models.CharField(choices=[('active', 'Working'), ('finished', 'Finished'), ('abandoned', 'Returned or timed out')], default='active', max_length=16)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('submission_id', models.CharField(blank=True, max_length=64)),
-                ('submission_status', models.CharField(blank=True, max_length=32)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='work_sessions', to='annotation.campaign')),
-                ('link', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='crowd.participantlink')),
-                ('study', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='crowd.study')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='work_sessions', to='crowd.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.UUIDField(help_text="The secret in the session's address.", unique=True)),
+                (
+                    "external_session_id",
+                    models.CharField(blank=True, help_text="Prolific's SESSION_ID.", max_length=64),
+                ),
+                ("tasks_target", models.PositiveSmallIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("active", "Working"),
+                            ("finished", "Finished"),
+                            ("abandoned", "Returned or timed out"),
+                        ],
+                        default="active",
+                        max_length=16,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("submission_id", models.CharField(blank=True, max_length=64)),
+                ("submission_status", models.CharField(blank=True, max_length=32)),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="work_sessions",
+                        to="annotation.campaign",
+                    ),
+                ),
+                (
+                    "link",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sessions",
+                        to="crowd.participantlink",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sessions",
+                        to="crowd.study",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="work_sessions", to="crowd.worker"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['started_at', 'id'],
+                "ordering": ["started_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='TaskHold',
+            name="TaskHold",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('assignment_id', models.CharField(help_text='The assignmentId the HIT page gets.', max_length=64, unique=True)),
-                ('position', models.PositiveSmallIntegerField(help_text="1 for the session's first task.")),
-                ('held_at', models.DateTimeField()),
-                ('expires_at', models.DateTimeField()),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('released_at', models.DateTimeField(blank=True, null=True)),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='holds', to='annotation.task')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='holds', to='crowd.worksession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "assignment_id",
+                    models.CharField(help_text="The assignmentId the HIT page gets.", max_length=64, unique=True),
+                ),
+                ("position", models.PositiveSmallIntegerField(help_text="1 for the session's first task.")),
+                ("held_at", models.DateTimeField()),
+                ("expires_at", models.DateTimeField()),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                ("released_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="holds", to="annotation.task"
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="holds", to="crowd.worksession"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['session_id', 'position'],
+                "ordering": ["session_id", "position"],
             },
         ),
         migrations.AddConstraint(
-            model_name='worksession',
-            constraint=models.UniqueConstraint(condition=models.Q(('study__isnull', False)), fields=('study', 'worker'), name='worksession_unique_study'),
+            model_name="worksession",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("study__isnull", False)),
+                fields=("study", "worker"),
+                name="worksession_unique_study",
+            ),
         ),
         migrations.AddIndex(
-            model_name='taskhold',
-            index=models.Index(fields=['task', 'submitted_at', 'released_at'], name='crowd_taskh_task_id_a2d2cb_idx'),
+            model_name="taskhold",
+            index=models.Index(fields=["task", "submitted_at", "released_at"], name="crowd_taskh_task_id_a2d2cb_idx"),
         ),
         migrations.AddConstraint(
-            model_name='taskhold',
-            constraint=models.UniqueConstraint(fields=('session', 'position'), name='taskhold_unique_position'),
+            model_name="taskhold",
+            constraint=models.UniqueConstraint(fields=("session", "position"), name="taskhold_unique_position"),
         ),
     ]

@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0001_initial'),
-        ('crowd', '0002_sessions'),
+        ("annotation", "0001_initial"),
+        ("crowd", "0002_sessions"),
     ]
 
     operations = [
         migrations.AddConstraint(
-            model_name='ledgerentry',
-            constraint=models.UniqueConstraint(fields=('campaign', 'kind', 'reference'), name='ledger_unique_reference'),
+            model_name="ledgerentry",
+            constraint=models.UniqueConstraint(
+                fields=("campaign", "kind", "reference"), name="ledger_unique_reference"
+            ),
         ),
     ]

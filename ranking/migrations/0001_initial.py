@@ -5,48 +5,57 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0001_initial'),
+        ("annotation", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PropositionScore',
+            name="PropositionScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('likert_mean', models.FloatField(blank=True, null=True)),
-                ('likert_n', models.PositiveIntegerField(default=0)),
-                ('in_comparisons', models.BooleanField(default=False)),
-                ('mu', models.FloatField(blank=True, null=True)),
-                ('sigma', models.FloatField(blank=True, null=True)),
-                ('comparisons', models.PositiveIntegerField(default=0)),
-                ('rank', models.PositiveIntegerField(blank=True, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('proposition', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='score', to='annotation.proposition')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("likert_mean", models.FloatField(blank=True, null=True)),
+                ("likert_n", models.PositiveIntegerField(default=0)),
+                ("in_comparisons", models.BooleanField(default=False)),
+                ("mu", models.FloatField(blank=True, null=True)),
+                ("sigma", models.FloatField(blank=True, null=True)),
+                ("comparisons", models.PositiveIntegerField(default=0)),
+                ("rank", models.PositiveIntegerField(blank=True, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "proposition",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="score", to="annotation.proposition"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['rank'],
+                "ordering": ["rank"],
             },
         ),
         migrations.CreateModel(
-            name='RankingSnapshot',
+            name="RankingSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('comparisons_used', models.PositiveIntegerField()),
-                ('spearman_previous', models.FloatField(blank=True, null=True)),
-                ('entered_top', models.PositiveIntegerField(default=0)),
-                ('left_top', models.PositiveIntegerField(default=0)),
-                ('ranking', models.JSONField(default=list, help_text='[[proposition id, mu, sigma], ...] best first.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='annotation.topic')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField()),
+                ("comparisons_used", models.PositiveIntegerField()),
+                ("spearman_previous", models.FloatField(blank=True, null=True)),
+                ("entered_top", models.PositiveIntegerField(default=0)),
+                ("left_top", models.PositiveIntegerField(default=0)),
+                ("ranking", models.JSONField(default=list, help_text="[[proposition id, mu, sigma], ...] best first.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="snapshots", to="annotation.topic"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['topic', 'number'],
-                'constraints': [models.UniqueConstraint(fields=('topic', 'number'), name='snapshot_unique_number')],
+                "ordering": ["topic", "number"],
+                "constraints": [models.UniqueConstraint(fields=("topic", "number"), name="snapshot_unique_number")],
             },
         ),
     ]

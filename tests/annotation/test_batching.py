@@ -18,7 +18,9 @@ SUBTLE = [2 * 10**6 + 1, 2 * 10**6 + 2, 2 * 10**6 + 3]
 
 
 def _plan(n, *, group_size=5, trap_rate=0.05, pools=(OBVIOUS, SUBTLE), seed=1):
-    return likert_plan(range(1, n + 1), group_size=group_size, trap_rate=trap_rate, trap_pools=pools, rng=random.Random(seed))
+    return likert_plan(
+        range(1, n + 1), group_size=group_size, trap_rate=trap_rate, trap_pools=pools, rng=random.Random(seed)
+    )
 
 
 def _traps(groups):

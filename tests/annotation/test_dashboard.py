@@ -150,8 +150,14 @@ def test_the_create_form_starts_at_the_papers_defaults_and_says_why(owner_client
     page = owner_client.get(reverse("dashboard:campaign-create")).content.decode()
 
     for name, value in [
-        ("likert_reward", "0.06"), ("comparison_reward", "0.05"), ("assignments_per_hit", "5"), ("top_k", "100"),
-        ("pair_budget_fraction", "0.1"), ("batch_pairs", "100"), ("trap_rate", "0.05"), ("budget_cap", "100.00"),
+        ("likert_reward", "0.06"),
+        ("comparison_reward", "0.05"),
+        ("assignments_per_hit", "5"),
+        ("top_k", "100"),
+        ("pair_budget_fraction", "0.1"),
+        ("batch_pairs", "100"),
+        ("trap_rate", "0.05"),
+        ("budget_cap", "100.00"),
     ]:
         assert f'name="{name}" value="{value}"' in page, name
     assert "$0.06 per Likert HIT: the paper's rate for rating 5 statements." in page
@@ -160,11 +166,23 @@ def test_the_create_form_starts_at_the_papers_defaults_and_says_why(owner_client
 
 
 def test_creating_a_campaign_makes_me_its_owner(owner_client, owner):
-    response = owner_client.post(reverse("dashboard:campaign-create"), {
-        "name": "Bees", "slug": "bees", "description": "", "mturk_environment": "local", "budget_cap": "20.00",
-        "likert_reward": "0.06", "comparison_reward": "0.05", "assignments_per_hit": "5", "top_k": "50",
-        "pair_budget_fraction": "0.2", "batch_pairs": "40", "trap_rate": "0.05",
-    })
+    response = owner_client.post(
+        reverse("dashboard:campaign-create"),
+        {
+            "name": "Bees",
+            "slug": "bees",
+            "description": "",
+            "mturk_environment": "local",
+            "budget_cap": "20.00",
+            "likert_reward": "0.06",
+            "comparison_reward": "0.05",
+            "assignments_per_hit": "5",
+            "top_k": "50",
+            "pair_budget_fraction": "0.2",
+            "batch_pairs": "40",
+            "trap_rate": "0.05",
+        },
+    )
 
     campaign = Campaign.objects.get(slug="bees")
     assert response.status_code == 302 and response.url == "/campaigns/bees/"
@@ -172,15 +190,28 @@ def test_creating_a_campaign_makes_me_its_owner(owner_client, owner):
     assert campaign.budget_cap == D("20.00") and campaign.pair_budget_fraction == 0.2
 
 
-@pytest.mark.parametrize("slug, problem", [
-    ("loans-run", "already exists"),
-    ("new", "reserved"),
-    ("Loans", "not a valid slug"),
-])
+@pytest.mark.parametrize(
+    "slug, problem",
+    [
+        ("loans-run", "already exists"),
+        ("new", "reserved"),
+        ("Loans", "not a valid slug"),
+    ],
+)
 def test_a_slug_that_cannot_be_used_is_refused_and_nothing_created(owner_client, campaign, slug, problem):
-    form = {"name": "Again", "slug": slug, "mturk_environment": "local", "budget_cap": "100", "likert_reward": "0.06",
-            "comparison_reward": "0.05", "assignments_per_hit": "5", "top_k": "100", "pair_budget_fraction": "0.1",
-            "batch_pairs": "100", "trap_rate": "0.05"}
+    form = {
+        "name": "Again",
+        "slug": slug,
+        "mturk_environment": "local",
+        "budget_cap": "100",
+        "likert_reward": "0.06",
+        "comparison_reward": "0.05",
+        "assignments_per_hit": "5",
+        "top_k": "100",
+        "pair_budget_fraction": "0.1",
+        "batch_pairs": "100",
+        "trap_rate": "0.05",
+    }
     response = owner_client.post(reverse("dashboard:campaign-create"), form)
 
     assert response.status_code == 200 and problem in response.content.decode()
@@ -191,9 +222,13 @@ def test_a_slug_that_cannot_be_used_is_refused_and_nothing_created(owner_client,
 
 
 def test_a_good_file_is_imported_with_its_topic_descriptions(owner_client, campaign):
-    response = owner_client.post(reverse("dashboard:propositions-import", args=[campaign.slug]), {
-        "file": SimpleUploadedFile("loans.tsv", GOOD_TSV), "topics": SimpleUploadedFile("topics.tsv", TOPICS_TSV),
-    })
+    response = owner_client.post(
+        reverse("dashboard:propositions-import", args=[campaign.slug]),
+        {
+            "file": SimpleUploadedFile("loans.tsv", GOOD_TSV),
+            "topics": SimpleUploadedFile("topics.tsv", TOPICS_TSV),
+        },
+    )
 
     assert response.status_code == 302 and response.url == f"/campaigns/{campaign.slug}/"
     topic = campaign.topics.get()
@@ -206,9 +241,12 @@ def test_a_good_file_is_imported_with_its_topic_descriptions(owner_client, campa
 
 
 def test_a_file_with_problems_lists_them_by_line_and_imports_nothing(owner_client, campaign):
-    response = owner_client.post(reverse("dashboard:propositions-import", args=[campaign.slug]), {
-        "file": SimpleUploadedFile("bad.tsv", BAD_TSV),
-    })
+    response = owner_client.post(
+        reverse("dashboard:propositions-import", args=[campaign.slug]),
+        {
+            "file": SimpleUploadedFile("bad.tsv", BAD_TSV),
+        },
+    )
 
     page = response.content.decode()
     assert response.status_code == 200 and 'id="import-problems"' in page
@@ -313,7 +351,9 @@ def test_over_the_budget_cap_the_refusal_names_cost_and_cap(owner_client, topic)
 # ---- Pause and resume ----------------------------------------------------------------------
 
 
-def test_pause_and_resume_go_through_the_job_functions(owner_client, topic, monkeypatch, django_capture_on_commit_callbacks):
+def test_pause_and_resume_go_through_the_job_functions(
+    owner_client, topic, monkeypatch, django_capture_on_commit_callbacks
+):
     advanced = []
     monkeypatch.setattr("ranking.tasks.advance_topic.delay", advanced.append)
     slug = topic.campaign.slug
@@ -348,8 +388,13 @@ def topic_with_work(campaign, key="loans") -> Topic:
     (the second still unpublished); one comparison task of 5 with one assignment."""
     topic = TopicFactory(campaign=campaign, key=key, state=Topic.State.COMPARISONS)
     real = PropositionFactory.create_batch(10, topic=topic)
-    trap = PropositionFactory(topic=topic, subject="This sentence is not important", relation="", object="",
-                              trap_kind=Proposition.TrapKind.OBVIOUS)
+    trap = PropositionFactory(
+        topic=topic,
+        subject="This sentence is not important",
+        relation="",
+        object="",
+        trap_kind=Proposition.TrapKind.OBVIOUS,
+    )
     likert = BatchFactory(topic=topic, kind=Batch.Kind.LIKERT, number=0, status=Batch.Status.COMPLETE)
     first = TaskFactory(batch=likert, propositions=real[:5] + [trap])
     TaskFactory(batch=likert, propositions=real[5:])
@@ -370,7 +415,8 @@ def topic_with_work(campaign, key="loans") -> Topic:
     assignment = AssignmentFactory(task=task, worker=workers[0], verification=Assignment.Verification.VERIFIED)
     Comparison.objects.bulk_create(
         Comparison(assignment=assignment, worker=workers[0], winner=a, loser=b)
-        for i, a in enumerate(real[:5]) for b in real[i + 1:5]
+        for i, a in enumerate(real[:5])
+        for b in real[i + 1 : 5]
     )
     return topic
 
@@ -390,7 +436,12 @@ def test_progress_counts_what_the_pipeline_counts(campaign):
     assert loans.current_batch.kind == Batch.Kind.COMPARISON
     assert [(open.batch.number, open.open_hits) for open in loans.open_batches] == [(1, 1)]
     assert loans.submitted.percent == 30
-    assert (waiting.propositions, waiting.tasks, waiting.submitted, waiting.current_batch) == (0, Progress(0, 0), Progress(0, 0), None)
+    assert (waiting.propositions, waiting.tasks, waiting.submitted, waiting.current_batch) == (
+        0,
+        Progress(0, 0),
+        Progress(0, 0),
+        None,
+    )
     assert waiting.tasks.percent == 0
 
 
@@ -438,7 +489,7 @@ def test_the_campaigns_list_makes_as_many_queries_for_five_campaigns_as_for_one(
     topic_with_work(campaign)
     with django_assert_max_num_queries(8):
         assert owner_client.get(reverse("dashboard:campaigns")).status_code == 200
-    for n in range(4):
+    for _n in range(4):
         topic_with_work(CampaignFactory(owner=owner))
     with django_assert_max_num_queries(8):
         page = owner_client.get(reverse("dashboard:campaigns")).content.decode()

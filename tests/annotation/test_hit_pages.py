@@ -103,7 +103,13 @@ def test_likert_page_shows_question_statements_and_five_options(client, likert_t
     assert response.status_code == 200
     assert "Imagine you want to learn something about student loans without credit history." in unescape(html)
     assert html.count("<fieldset") == 5 and html.count("<legend>") == 5
-    for label in ("Extremely important", "Very important", "Moderately important", "Slightly important", "Not at all important"):
+    for label in (
+        "Extremely important",
+        "Very important",
+        "Moderately important",
+        "Slightly important",
+        "Not at all important",
+    ):
         assert html.count(f"<span>{label}</span>") == 5
     for proposition in likert_task.ordered_propositions():
         assert html.count(f'name="rating-{proposition.pk}"') == 5
@@ -140,7 +146,7 @@ def test_preview_shows_the_task_disabled_and_writes_nothing(client, likert_task,
     html = response.content.decode()
     assert response.status_code == 200
     assert "Accept the HIT to start" in html
-    assert html.count("<fieldset class=\"rating\" disabled>") == 5
+    assert html.count('<fieldset class="rating" disabled>') == 5
     assert re.search(r'id="submitButton"[^>]*disabled', html)
     assert _form_fields(response)["token"] == ""
     assert _writes(queries) == [] and not Worker.objects.exists()
@@ -420,7 +426,9 @@ def test_comparison_submit_stores_pairs(client, comparison_task):
     ],
 )
 def test_submit_refuses_a_form_this_page_did_not_issue(client, likert_task, overrides, code):
-    response = _submit(client, likert_task, _ratings(likert_task), headers={"HTTP_ACCEPT": "application/json"}, **overrides)
+    response = _submit(
+        client, likert_task, _ratings(likert_task), headers={"HTTP_ACCEPT": "application/json"}, **overrides
+    )
     assert response.status_code == 400
     assert response.json()["code"] == code
     assert not Assignment.objects.exists() and not Worker.objects.exists()
@@ -437,7 +445,9 @@ def test_an_expired_token_is_refused(client, likert_task, monkeypatch):
     fields = _form_fields(_page(client, likert_task))
     campaign = likert_task.batch.topic.campaign
     monkeypatch.setattr("annotation.tokens.GRACE_SECONDS", -campaign.assignment_duration_seconds - 10)
-    response = client.post(f"/hit/{likert_task.uuid}/submit/", {**fields, **_ratings(likert_task)}, HTTP_ACCEPT="application/json")
+    response = client.post(
+        f"/hit/{likert_task.uuid}/submit/", {**fields, **_ratings(likert_task)}, HTTP_ACCEPT="application/json"
+    )
     assert response.status_code == 400 and response.json()["code"] == "token_expired"
 
 

@@ -1,6 +1,5 @@
 """The same import through the REST API and the admin upload form."""
 
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -91,7 +90,9 @@ def admin_client_logged_in(client):
 
 def test_admin_upload_imports_and_shows_the_summary(admin_client_logged_in, campaign):
     url = reverse("admin:annotation_campaign_import", args=[campaign.pk])
-    response = admin_client_logged_in.post(url, {"file": SimpleUploadedFile("props.tsv", GOOD), "format": "auto", "min_confidence": "0.5"})
+    response = admin_client_logged_in.post(
+        url, {"file": SimpleUploadedFile("props.tsv", GOOD), "format": "auto", "min_confidence": "0.5"}
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert "Imported 1 propositions from props.tsv" in page
@@ -100,7 +101,9 @@ def test_admin_upload_imports_and_shows_the_summary(admin_client_logged_in, camp
 
 def test_admin_upload_shows_problems_on_the_form(admin_client_logged_in, campaign):
     url = reverse("admin:annotation_campaign_import", args=[campaign.pk])
-    response = admin_client_logged_in.post(url, {"file": SimpleUploadedFile("props.tsv", BAD), "format": "auto", "min_confidence": "0.5"})
+    response = admin_client_logged_in.post(
+        url, {"file": SimpleUploadedFile("props.tsv", BAD), "format": "auto", "min_confidence": "0.5"}
+    )
     page = response.content.decode()
     assert "props.tsv was not imported" in page
     assert "props.tsv:3 [subject]: required field is empty" in page

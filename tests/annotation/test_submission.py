@@ -46,7 +46,9 @@ def _order(ids):
 
 def _submit(task, fields, *, assignment_id="ASG1", worker="WORKER1", **extra):
     content = hit_content_get(task.uuid)
-    return answer_submit(content=content, assignment_id=assignment_id, worker_external_id=worker, fields=fields, **extra)
+    return answer_submit(
+        content=content, assignment_id=assignment_id, worker_external_id=worker, fields=fields, **extra
+    )
 
 
 def _nothing_written():
@@ -245,7 +247,12 @@ def test_a_reused_assignment_id_of_another_worker_is_a_new_assignment():
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "assignment_id, worker, code",
-    [("", "W1", "missing_ids"), ("A1", "", "missing_ids"), ("A" * 65, "W1", "invalid_ids"), ("A 1", "W1", "invalid_ids")],
+    [
+        ("", "W1", "missing_ids"),
+        ("A1", "", "missing_ids"),
+        ("A" * 65, "W1", "invalid_ids"),
+        ("A 1", "W1", "invalid_ids"),
+    ],
 )
 def test_unusable_ids_are_refused_and_nothing_is_written(assignment_id, worker, code):
     task = _task()
@@ -286,7 +293,7 @@ def test_concurrent_identical_submissions_store_one_assignment():
         try:
             barrier.wait()
             results.append(_submit(task, fields))
-        except Exception as error:  # noqa: BLE001 — reported below
+        except Exception as error:
             errors.append(error)
         finally:
             connections.close_all()
@@ -315,7 +322,7 @@ def test_concurrent_first_submissions_of_a_new_worker_make_one_worker():
         try:
             barrier.wait()
             results.append(_submit(task, fields, assignment_id=f"ASG{number}"))
-        except Exception as error:  # noqa: BLE001 — reported below
+        except Exception as error:
             errors.append(error)
         finally:
             connections.close_all()

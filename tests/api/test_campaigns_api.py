@@ -114,7 +114,13 @@ def test_create_uses_the_papers_defaults_and_owns_the_campaign(api, researcher):
 def test_create_ignores_fields_that_are_not_settings(api):
     response = api.post(
         LIST,
-        {"slug": "sneaky", "name": "S", "status": "active", "production_enabled": True, "mturk_environment": "production"},
+        {
+            "slug": "sneaky",
+            "name": "S",
+            "status": "active",
+            "production_enabled": True,
+            "mturk_environment": "production",
+        },
         format="json",
     )
     assert response.status_code == 201
@@ -151,7 +157,11 @@ def test_patch_changes_settings_of_a_draft(api, campaign):
     assert response.status_code == 200, response.content
     assert response.json()["name"] == "Loans v2"
     campaign.refresh_from_db()
-    assert (campaign.name, campaign.budget_cap, campaign.likert_reward) == ("Loans v2", Decimal("40.00"), Decimal("0.08"))
+    assert (campaign.name, campaign.budget_cap, campaign.likert_reward) == (
+        "Loans v2",
+        Decimal("40.00"),
+        Decimal("0.08"),
+    )
 
 
 def test_patch_cannot_change_status_or_the_production_switch(api, campaign):

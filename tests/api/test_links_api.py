@@ -7,7 +7,12 @@ from crowd.models import ParticipantLink
 def _links_campaign(api, campaign):
     response = api.put(f"/api/campaigns/{campaign.slug}/channel/", {"channel": "links"}, format="json")
     assert response.status_code == 200, response.content
-    assert response.json() == {"channel": "links", "environment": "local", "tasks_per_session": 10, "prolific_filters": []}
+    assert response.json() == {
+        "channel": "links",
+        "environment": "local",
+        "tasks_per_session": 10,
+        "prolific_filters": [],
+    }
     return campaign
 
 
@@ -75,11 +80,14 @@ def test_the_channel_is_fixed_once_something_is_published(api, campaign):
 def test_prolific_filters_are_set_and_checked_through_the_api(api, campaign):
     filters = [{"filter_id": "approval_rate", "selected_range": {"lower": 95}}]
 
-    saved = api.put("/api/campaigns/loans/channel/", {"channel": "prolific", "prolific_filters": filters},
-                    format="json")
-    bad = api.put("/api/campaigns/loans/channel/",
-                  {"channel": "prolific", "prolific_filters": [{"filter_id": "age", "selected_range": {}}]},
-                  format="json")
+    saved = api.put(
+        "/api/campaigns/loans/channel/", {"channel": "prolific", "prolific_filters": filters}, format="json"
+    )
+    bad = api.put(
+        "/api/campaigns/loans/channel/",
+        {"channel": "prolific", "prolific_filters": [{"filter_id": "age", "selected_range": {}}]},
+        format="json",
+    )
 
     assert saved.status_code == 200 and saved.json()["prolific_filters"] == filters
     assert bad.status_code == 400 and "filter 1 (age)" in str(bad.json()["prolific_filters"])

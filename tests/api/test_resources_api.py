@@ -39,16 +39,25 @@ def topic(campaign):
 def ranked_topic(topic):
     """Three propositions: two went through comparisons, one only through the Likert round."""
     first, second, likert_only = PropositionFactory.create_batch(3, topic=topic)
-    PropositionScore.objects.create(proposition=first, likert_mean=4.2, likert_n=5, in_comparisons=True,
-                                    mu=30.0, sigma=1.0, comparisons=12, rank=1)
-    PropositionScore.objects.create(proposition=second, likert_mean=4.6, likert_n=5, in_comparisons=True,
-                                    mu=27.0, sigma=2.0, comparisons=9, rank=2)
+    PropositionScore.objects.create(
+        proposition=first, likert_mean=4.2, likert_n=5, in_comparisons=True, mu=30.0, sigma=1.0, comparisons=12, rank=1
+    )
+    PropositionScore.objects.create(
+        proposition=second, likert_mean=4.6, likert_n=5, in_comparisons=True, mu=27.0, sigma=2.0, comparisons=9, rank=2
+    )
     PropositionScore.objects.create(proposition=likert_only, likert_mean=3.0, likert_n=5, rank=3)
     trap = PropositionFactory(topic=topic, trap_kind=Proposition.TrapKind.OBVIOUS)
     PropositionScore.objects.create(proposition=trap, likert_mean=1.1, likert_n=5)
     RankingSnapshot.objects.create(topic=topic, number=1, comparisons_used=100, ranking=[[first.pk, 30.0, 1.0]])
-    RankingSnapshot.objects.create(topic=topic, number=2, comparisons_used=200, spearman_previous=0.97,
-                                   entered_top=1, left_top=1, ranking=[[first.pk, 30.0, 1.0]])
+    RankingSnapshot.objects.create(
+        topic=topic,
+        number=2,
+        comparisons_used=200,
+        spearman_previous=0.97,
+        entered_top=1,
+        left_top=1,
+        ranking=[[first.pk, 30.0, 1.0]],
+    )
     topic.ranked = [first, second, likert_only]
     return topic
 
@@ -92,6 +101,7 @@ def test_an_unknown_topic_is_404(api, topic):
 
 # --- Topics -------------------------------------------------------------------------------
 
+
 def test_topics_carry_state_and_counts(api, topic):
     PropositionFactory.create_batch(3, topic=topic)
     PropositionFactory(topic=topic, trap_kind=Proposition.TrapKind.OBVIOUS)
@@ -105,6 +115,7 @@ def test_topics_carry_state_and_counts(api, topic):
 
 
 # --- Propositions -------------------------------------------------------------------------
+
 
 def test_propositions_paginate_by_50(api, topic):
     PropositionFactory.create_batch(60, topic=topic)
@@ -126,7 +137,9 @@ def test_proposition_list_queries_do_not_grow_with_rows(api, ranked_topic, djang
 
 def test_propositions_carry_text_and_scores(api, ranked_topic):
     PropositionFactory(topic=ranked_topic, subject="Unscored", relation="has", object="no score")
-    rows = {row["subject"]: row for row in api.get(nested("api-proposition-list", topic_key="stafford")).json()["results"]}
+    rows = {
+        row["subject"]: row for row in api.get(nested("api-proposition-list", topic_key="stafford")).json()["results"]
+    }
     first = ranked_topic.ranked[0]
     row = rows[first.subject]
     assert row["text"] == first.text
@@ -139,8 +152,13 @@ def test_propositions_carry_text_and_scores(api, ranked_topic):
 def test_propositions_filter_by_trap_kind_and_search(api, topic):
     PropositionFactory(topic=topic, subject="Pell grants", relation="need", object="no repayment")
     PropositionFactory(topic=topic, subject="Banks", relation="require", object="a cosigner")
-    PropositionFactory(topic=topic, subject="This sentence is not important", relation="", object="",
-                       trap_kind=Proposition.TrapKind.OBVIOUS)
+    PropositionFactory(
+        topic=topic,
+        subject="This sentence is not important",
+        relation="",
+        object="",
+        trap_kind=Proposition.TrapKind.OBVIOUS,
+    )
     url = nested("api-proposition-list", topic_key="stafford")
     traps = api.get(url, {"trap_kind": "obvious"}).json()["results"]
     assert [row["trap_kind"] for row in traps] == ["obvious"]
@@ -156,6 +174,7 @@ def test_an_invalid_filter_is_a_400(api, topic):
 
 
 # --- Batches and HITs ---------------------------------------------------------------------
+
 
 @pytest.fixture
 def published(topic):
@@ -192,7 +211,12 @@ def test_batches_filter_by_kind_and_status(api, published):
 def test_hits_list_with_assignment_counts(api, published):
     rows = {row["hit_id"]: row for row in api.get(nested("api-hit-list")).json()["results"]}
     open_row = rows[published["open"].hit_id]
-    assert (open_row["assignments"], open_row["topic"], open_row["kind"], open_row["batch"]) == (2, "stafford", "likert", 1)
+    assert (open_row["assignments"], open_row["topic"], open_row["kind"], open_row["batch"]) == (
+        2,
+        "stafford",
+        "likert",
+        1,
+    )
     assert open_row["task"] == str(published["open"].task.uuid)
 
 
@@ -200,7 +224,9 @@ def test_hits_filter_by_status_and_complete(api, published):
     url = nested("api-hit-list")
     done = published["done"].hit_id
     assert [row["hit_id"] for row in api.get(url, {"complete": "true"}).json()["results"]] == [done]
-    assert [row["hit_id"] for row in api.get(url, {"complete": "false"}).json()["results"]] == [published["open"].hit_id]
+    assert [row["hit_id"] for row in api.get(url, {"complete": "false"}).json()["results"]] == [
+        published["open"].hit_id
+    ]
     assert [row["hit_id"] for row in api.get(url, {"status": "Reviewable"}).json()["results"]] == [done]
     assert api.get(url).json()["count"] == 2
 
@@ -212,12 +238,22 @@ def test_hits_of_other_campaigns_are_not_listed(api, published, foreign_campaign
 
 # --- Workers ------------------------------------------------------------------------------
 
+
 def test_workers_who_worked_in_the_campaign_with_quality(api, published, campaign, foreign_campaign):
     reviewed = WorkerFactory(external_id="AREVIEWED")
     AssignmentFactory.create_batch(2, task=published["open"].task, worker=reviewed)
-    WorkerQualityFactory(campaign=campaign, worker=reviewed, labels=10, items=10, loo_r=0.42, traps_seen=2,
-                         traps_failed=1, computed_status=WorkerQuality.Status.OK,
-                         override_status=WorkerQuality.Status.EXCLUDED, override_reason="copy-paste answers")
+    WorkerQualityFactory(
+        campaign=campaign,
+        worker=reviewed,
+        labels=10,
+        items=10,
+        loo_r=0.42,
+        traps_seen=2,
+        traps_failed=1,
+        computed_status=WorkerQuality.Status.OK,
+        override_status=WorkerQuality.Status.EXCLUDED,
+        override_reason="copy-paste answers",
+    )
     WorkerQualityFactory(campaign=foreign_campaign, worker=reviewed, labels=99)
     elsewhere = WorkerFactory(external_id="AELSEWHERE")
     AssignmentFactory(task__batch__topic__campaign=foreign_campaign, worker=elsewhere)
@@ -234,6 +270,7 @@ def test_workers_who_worked_in_the_campaign_with_quality(api, published, campaig
 
 
 # --- Ranking and export -------------------------------------------------------------------
+
 
 def test_ranking_is_ordered_with_scores_and_snapshots(api, ranked_topic):
     body = api.get(nested("api-topic-ranking", topic_key="stafford")).json()

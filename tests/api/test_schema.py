@@ -39,7 +39,7 @@ def test_spectacular_generates_and_validates_without_warnings(tmp_path):
     schema = yaml.safe_load(output.read_text())
     assert schema["openapi"].startswith("3.0")
     operations = {(path, method) for path, item in schema["paths"].items() for method in item}
-    assert EXPECTED_OPERATIONS <= operations
+    assert operations >= EXPECTED_OPERATIONS
 
 
 def test_the_served_schema_validates_and_every_ref_resolves():
@@ -55,9 +55,13 @@ def test_the_served_schema_validates_and_every_ref_resolves():
 def test_every_operation_but_the_token_endpoint_needs_authentication():
     schema = APIClient().get(reverse("api-schema"), {"format": "json"}).json()
     schemes = schema["components"]["securitySchemes"]
-    assert schemes["tokenAuth"] == {"type": "apiKey", "in": "header", "name": "Authorization",
-                                    "description": schemes["tokenAuth"]["description"]}
-    for (path, method) in EXPECTED_OPERATIONS - {("/api/auth/token/", "post")}:
+    assert schemes["tokenAuth"] == {
+        "type": "apiKey",
+        "in": "header",
+        "name": "Authorization",
+        "description": schemes["tokenAuth"]["description"],
+    }
+    for path, method in EXPECTED_OPERATIONS - {("/api/auth/token/", "post")}:
         security = schema["paths"][path][method]["security"]
         assert {} not in security, f"{method} {path} allows anonymous access"
 

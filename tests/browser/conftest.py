@@ -89,7 +89,7 @@ def open_context(browser):
         return context
 
     yield open_
-    for context, problems in opened:
+    for context, _problems in opened:
         context.close()
     for _, problems in opened:
         assert problems.external == [], f"requests left the machine: {problems.external}"

@@ -74,6 +74,7 @@ def shoot(screenshot):
     """Screenshots in mid-flow. After a full-page capture Chromium dispatches the next click as
     if the page were scrolled as during the capture (mousedown and mouseup land on different
     elements); scrolling once puts it right."""
+
     def take(page, name: str) -> Path:
         path = screenshot(page, name)
         page.evaluate("window.scrollTo(0, 0)")
@@ -212,7 +213,9 @@ def test_a_researcher_runs_a_campaign_from_the_dashboard(
     assert likert.get_attribute("aria-sort") == "ascending"
     page.keyboard.press("Enter")
     assert likert.get_attribute("aria-sort") == "descending"
-    means = page.locator("table.ranking tbody td:nth-child(3)").evaluate_all("cells => cells.map(c => Number(c.dataset.value))")
+    means = page.locator("table.ranking tbody td:nth-child(3)").evaluate_all(
+        "cells => cells.map(c => Number(c.dataset.value))"
+    )
     assert means == sorted(means, reverse=True)
     assert page.locator("#sort-status").text_content() == "Sorted by Likert mean, descending."
     shoot(page, "dashboard-ranking")

@@ -24,8 +24,13 @@ def database_unreachable():
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         ours = cursor.fetchone()[0]
-    admin = psycopg2.connect(host=params["HOST"], port=params["PORT"], user=params["USER"],
-                             password=params["PASSWORD"] or None, dbname="postgres")
+    admin = psycopg2.connect(
+        host=params["HOST"],
+        port=params["PORT"],
+        user=params["USER"],
+        password=params["PASSWORD"] or None,
+        dbname="postgres",
+    )
     admin.autocommit = True
     try:
         with admin.cursor() as cursor:
@@ -50,8 +55,10 @@ def test_a_submission_while_the_database_is_down_is_not_lost_from_the_page(live_
     task = _task()
     page.context.problems.console.clear()
     page.goto(_url(live_server, task))
-    _rate_all(page, ("Extremely important", "Very important", "Moderately important", "Slightly important",
-                     "Not at all important"))
+    _rate_all(
+        page,
+        ("Extremely important", "Very important", "Moderately important", "Slightly important", "Not at all important"),
+    )
 
     with database_unreachable():
         page.locator("#submitButton").click()

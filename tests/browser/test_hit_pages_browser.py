@@ -38,7 +38,10 @@ def _url(live_server, task, *, assignment="ASG1", worker="WORKER1", submit_to=No
 
 
 def _shown_order(page_or_frame) -> list[int]:
-    return [int(pid) for pid in page_or_frame.locator("#ranking .rank-item").evaluate_all("els => els.map(e => e.dataset.id)")]
+    return [
+        int(pid)
+        for pid in page_or_frame.locator("#ranking .rank-item").evaluate_all("els => els.map(e => e.dataset.id)")
+    ]
 
 
 def _rate_all(page_or_frame, labels=("Very important",) * 5):
@@ -53,7 +56,13 @@ def test_likert_hit_submits_labels_and_waits_for_every_rating(live_server, page)
     task = _task()
     page.goto(_url(live_server, task))
     submit = page.locator("#submitButton")
-    labels = ["Extremely important", "Very important", "Moderately important", "Slightly important", "Not at all important"]
+    labels = [
+        "Extremely important",
+        "Very important",
+        "Moderately important",
+        "Slightly important",
+        "Not at all important",
+    ]
 
     assert submit.is_disabled()
     _rate_all(page, labels[:4])

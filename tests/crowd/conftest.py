@@ -65,8 +65,12 @@ class TurkWorker:
     def forge(self, *, task_uuid, hit_id: str, assignment_id: str, score: int = 5) -> requests.Response:
         """Post to our page with an assignment MTurk never issued (nothing is sent to MTurk)."""
         query = urlencode(
-            {"assignmentId": assignment_id, "hitId": hit_id, "workerId": self.worker_id,
-             "turkSubmitTo": f"{self.base}/localturk"}
+            {
+                "assignmentId": assignment_id,
+                "hitId": hit_id,
+                "workerId": self.worker_id,
+                "turkSubmitTo": f"{self.base}/localturk",
+            }
         )
         return self.store(f"{self.base}/hit/{task_uuid}/?{query}", score=score)
 

@@ -32,39 +32,54 @@ class LabelBuilder:
         if item not in self.propositions:
             # The text depends on the item alone, so two runs of a topic share it.
             self.propositions[item] = PropositionFactory(
-                topic=self.topic, external_id=item, trap_kind=trap_kind, subject=f"Statement {item}",
-                relation="matters", object="",
+                topic=self.topic,
+                external_id=item,
+                trap_kind=trap_kind,
+                subject=f"Statement {item}",
+                relation="matters",
+                object="",
             )
         return self.propositions[item]
 
-    def likert(self, labels, traps=None, verification=Assignment.Verification.VERIFIED,
-               status=Assignment.Status.SUBMITTED) -> list[Assignment]:
+    def likert(
+        self, labels, traps=None, verification=Assignment.Verification.VERIFIED, status=Assignment.Status.SUBMITTED
+    ) -> list[Assignment]:
         traps = traps or {}
         new = [item for item in dict.fromkeys(item for _, item, _ in labels) if item not in self.task_of]
         for start in range(0, len(new), 5):
             task = Task.objects.create(batch=self.batch, kind=Batch.Kind.LIKERT, position=len(self.task_of))
-            for item in new[start:start + 5]:
+            for item in new[start : start + 5]:
                 self.proposition(item, traps.get(item, Proposition.TrapKind.NONE))
                 self.task_of[item] = task
         keys = list(dict.fromkeys((worker, self.task_of[item].pk) for worker, item, _ in labels))
         assignments = dict(zip(keys, self._assignments(keys, verification, status, Batch.Kind.LIKERT)))
         LikertLabel.objects.bulk_create(
-            LikertLabel(assignment=assignments[worker, self.task_of[item].pk], worker=self.worker(worker),
-                        proposition=self.propositions[item], score=score)
+            LikertLabel(
+                assignment=assignments[worker, self.task_of[item].pk],
+                worker=self.worker(worker),
+                proposition=self.propositions[item],
+                score=score,
+            )
             for worker, item, score in labels
         )
         return list(assignments.values())
 
-    def ordering(self, worker: str, items: list[str], untouched: bool = False,
-                 verification=Assignment.Verification.VERIFIED) -> Assignment:
+    def ordering(
+        self, worker: str, items: list[str], untouched: bool = False, verification=Assignment.Verification.VERIFIED
+    ) -> Assignment:
         """One comparison assignment placing `items` best first: C(n, 2) votes."""
         batch = BatchFactory(topic=self.topic, kind=Batch.Kind.COMPARISON)
         task = Task.objects.create(batch=batch, kind=Batch.Kind.COMPARISON)
-        [assignment] = self._assignments([(worker, task.pk)], verification, Assignment.Status.SUBMITTED,
-                                         Batch.Kind.COMPARISON, untouched=untouched)
+        [assignment] = self._assignments(
+            [(worker, task.pk)], verification, Assignment.Status.SUBMITTED, Batch.Kind.COMPARISON, untouched=untouched
+        )
         Comparison.objects.bulk_create(
-            Comparison(assignment=assignment, worker=assignment.worker, winner=self.proposition(winner),
-                       loser=self.proposition(loser))
+            Comparison(
+                assignment=assignment,
+                worker=assignment.worker,
+                winner=self.proposition(winner),
+                loser=self.proposition(loser),
+            )
             for winner, loser in combinations(items, 2)
         )
         return assignment
@@ -74,11 +89,17 @@ class LabelBuilder:
         rows = []
         for worker, task_id in keys:
             self.assignments += 1
-            rows.append(Assignment(
-                task_id=task_id, worker=self.worker(worker),
-                assignment_id=f"{self.topic.key}-{kind}-{self.assignments}",
-                verification=verification, status=status, untouched=untouched, submitted_at=now,
-            ))
+            rows.append(
+                Assignment(
+                    task_id=task_id,
+                    worker=self.worker(worker),
+                    assignment_id=f"{self.topic.key}-{kind}-{self.assignments}",
+                    verification=verification,
+                    status=status,
+                    untouched=untouched,
+                    submitted_at=now,
+                )
+            )
         return Assignment.objects.bulk_create(rows)
 
 

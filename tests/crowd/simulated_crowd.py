@@ -40,5 +40,4 @@ def correlation_with_truth(labels, truth, traps, excluded) -> float:
         if worker not in excluded and item not in traps:
             scores.setdefault(item, []).append(score)
     items = sorted(scores)
-    return statistics.correlation([statistics.fmean(scores[item]) for item in items],
-                                  [truth[item] for item in items])
+    return statistics.correlation([statistics.fmean(scores[item]) for item in items], [truth[item] for item in items])

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_an_entry_is_recorded_once_per_kind_and_reference():
     campaign = CampaignFactory()
-    record = dict(campaign_id=campaign.pk, reference="assignment:A1:W1", amount=D("0.07"))
+    record = {"campaign_id": campaign.pk, "reference": "assignment:A1:W1", "amount": D("0.07")}
 
     assert ledger.entry_record(kind=ledger.Kind.SPENT, **record) is True
     assert ledger.entry_record(kind=ledger.Kind.SPENT, **record) is False

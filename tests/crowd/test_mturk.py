@@ -1,8 +1,8 @@
 """crowd.mturk: clients per environment, wire formats, errors, and HIT recovery by token."""
 
 import uuid
-from io import StringIO
 from decimal import Decimal as D
+from io import StringIO
 from xml.etree import ElementTree
 
 import pytest
@@ -22,8 +22,12 @@ from crowd.marketplace import (
 )
 
 WORK_TYPE = WorkType(
-    title="Rate statements", description="How important is each?", keywords="rating", reward=D("0.06"),
-    assignment_duration_seconds=600, auto_approval_delay_seconds=3600,
+    title="Rate statements",
+    description="How important is each?",
+    keywords="rating",
+    reward=D("0.06"),
+    assignment_duration_seconds=600,
+    auto_approval_delay_seconds=3600,
 )
 
 
@@ -71,8 +75,10 @@ def test_amounts_are_strings_with_two_decimals():
 
 
 def _client_error(status: int, body: dict) -> ClientError:
-    response = {"Error": {"Code": body["__type"], "Message": body.get("Message", "")},
-                "ResponseMetadata": {"HTTPStatusCode": status}}
+    response = {
+        "Error": {"Code": body["__type"], "Message": body.get("Message", "")},
+        "ResponseMetadata": {"HTTPStatusCode": status},
+    }
     if "TurkErrorCode" in body:
         response["TurkErrorCode"] = body["TurkErrorCode"]
     return ClientError(response, "ApproveAssignment")
@@ -82,7 +88,11 @@ def _client_error(status: int, body: dict) -> ClientError:
     "status, body, error_class",
     [
         (400, {"__type": "ThrottlingException", "Message": "Rate exceeded"}, MarketplaceUnavailable),
-        (500, {"__type": "ServiceFault", "Message": "oops", "TurkErrorCode": "AWS.MechanicalTurk.ServiceFault"}, MarketplaceUnavailable),
+        (
+            500,
+            {"__type": "ServiceFault", "Message": "oops", "TurkErrorCode": "AWS.MechanicalTurk.ServiceFault"},
+            MarketplaceUnavailable,
+        ),
         (503, {"__type": "503"}, MarketplaceUnavailable),
         (400, {"__type": "RequestError", "TurkErrorCode": "AWS.MechanicalTurk.InvalidAssignmentState"}, InvalidState),
         (400, {"__type": "RequestError", "TurkErrorCode": "AWS.MechanicalTurk.HITDoesNotExist"}, NotFoundAtMarketplace),
@@ -101,7 +111,10 @@ def test_a_repeated_token_returns_the_first_hit(local_turk):
     market = mturk.MTurkMarketplace(environment="local")
     type_id = market.work_type_create(WORK_TYPE)
     publication = Publication(
-        url=f"{local_turk.base_url}/hit/{uuid.uuid4()}/", max_assignments=3, lifetime_seconds=3600, token=str(uuid.uuid4())
+        url=f"{local_turk.base_url}/hit/{uuid.uuid4()}/",
+        max_assignments=3,
+        lifetime_seconds=3600,
+        token=str(uuid.uuid4()),
     )
 
     first = market.hit_publish(work_type_id=type_id, publication=publication)
@@ -116,7 +129,9 @@ def test_a_hit_the_refusal_does_not_name_is_found_by_its_url(local_turk):
     market = mturk.MTurkMarketplace(environment="local")
     type_id = market.work_type_create(WORK_TYPE)
     url = f"{local_turk.base_url}/hit/{uuid.uuid4()}/"
-    other = Publication(url=f"{local_turk.base_url}/hit/{uuid.uuid4()}/", max_assignments=1, lifetime_seconds=3600, token="a")
+    other = Publication(
+        url=f"{local_turk.base_url}/hit/{uuid.uuid4()}/", max_assignments=1, lifetime_seconds=3600, token="a"
+    )
     market.hit_publish(work_type_id=type_id, publication=other)
     created = market.hit_publish(
         work_type_id=type_id, publication=Publication(url=url, max_assignments=1, lifetime_seconds=3600, token="b")

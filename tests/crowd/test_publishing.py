@@ -11,9 +11,9 @@ from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd import ledger, publishing
 from crowd.localturk import faults
+from crowd.marketplace import MarketplaceUnavailable
 from crowd.models import HIT, HITType, LedgerEntry
 from crowd.publishing import BudgetExceeded, batch_publish
-from crowd.marketplace import MarketplaceUnavailable
 from crowd.tasks import expire_batch, publish_batch, sync_open_hits
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
@@ -88,7 +88,9 @@ def test_an_interrupted_publish_run_again_creates_no_second_hit(local_turk, monk
 def test_over_the_budget_cap_nothing_is_published(local_turk):
     batch = likert_batch(propositions=20, budget_cap=D("1.00"))  # 4 HITs × $0.35 = $1.40
     campaign = batch.topic.campaign
-    LedgerEntry.objects.create(campaign=campaign, kind=LedgerEntry.Kind.COMMITTED, amount=D("0.10"), reference="earlier")
+    LedgerEntry.objects.create(
+        campaign=campaign, kind=LedgerEntry.Kind.COMMITTED, amount=D("0.10"), reference="earlier"
+    )
 
     with pytest.raises(BudgetExceeded) as refused:
         batch_publish(batch_id=batch.pk)
@@ -158,7 +160,9 @@ def test_real_mturk_needs_an_https_site_url(settings):
 @pytest.mark.django_db
 def test_qualification_requirements_follow_the_campaign_and_none_locally():
     sandbox = CampaignFactory(mturk_environment="sandbox", min_approval_percent=97)
-    assert [(r.type_id, r.comparator, r.integers, r.countries) for r in publishing.requirements_for(campaign=sandbox)] == [
+    assert [
+        (r.type_id, r.comparator, r.integers, r.countries) for r in publishing.requirements_for(campaign=sandbox)
+    ] == [
         ("00000000000000000071", "EqualTo", (), ("US",)),
         ("000000000000000000L0", "GreaterThanOrEqualTo", (97,), ()),
     ]

@@ -28,11 +28,9 @@ from tests.crowd.simulated_crowd import correlation_with_truth, simulated_crowd
 #                             B   2  2  4  4
 #                             C   1  3  3  5
 GRID = {"A": (1, 2, 3, 4), "B": (2, 2, 4, 4), "C": (1, 3, 3, 5)}
-GRID_LABELS = [(worker, f"i{k}", score) for worker, scores in GRID.items()
-               for k, score in enumerate(scores, start=1)]
+GRID_LABELS = [(worker, f"i{k}", score) for worker, scores in GRID.items() for k, score in enumerate(scores, start=1)]
 
-labels_strategy = st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 7),
-                                     st.integers(1, 5)), max_size=40)
+labels_strategy = st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 7), st.integers(1, 5)), max_size=40)
 
 
 def test_leave_one_out_by_hand():
@@ -43,8 +41,7 @@ def test_leave_one_out_by_hand():
     #    1.25): Σdxdy = 5, Σdx² = 8, Σdy² = 4.25 → r = 5/√34.
     # D rated only i9, which nobody else rated: skipped, so no items and r None.
     r = leave_one_out(iter(GRID_LABELS + [("D", "i9", 4)]))
-    assert r == {"A": pytest.approx(1.0), "B": pytest.approx(0.8),
-                 "C": pytest.approx(5 / math.sqrt(34)), "D": None}
+    assert r == {"A": pytest.approx(1.0), "B": pytest.approx(0.8), "C": pytest.approx(5 / math.sqrt(34)), "D": None}
 
 
 def test_leave_one_out_uses_a_workers_mean_for_a_repeated_item():
@@ -61,21 +58,22 @@ def test_leave_one_out_uses_a_workers_mean_for_a_repeated_item():
 
 def test_leave_one_out_details_say_why_r_is_none():
     labels = GRID_LABELS + [
-        ("E", "i1", 2), ("E", "i2", 2), ("E", "i3", 2),   # constant scores
-        ("F", "i1", 5), ("F", "i2", 1),                   # two shared items
-        ("G", "i7", 3),                                   # nothing shared
+        ("E", "i1", 2),
+        ("E", "i2", 2),
+        ("E", "i3", 2),  # constant scores
+        ("F", "i1", 5),
+        ("F", "i2", 1),  # two shared items
+        ("G", "i7", 3),  # nothing shared
     ]
     details = leave_one_out_details(labels)
     assert details["E"] == WorkerCorrelation(None, 3, "the worker's scores are constant")
-    assert details["F"] == WorkerCorrelation(None, 2,
-                                             "fewer than 3 items shared with other workers")
+    assert details["F"] == WorkerCorrelation(None, 2, "fewer than 3 items shared with other workers")
     assert details["G"] == WorkerCorrelation(None, 0, "no item shared with another worker")
     assert details["A"].items == 4 and details["A"].reason == ""
     # Others constant: H's partners always average 3 on H's items.
     constant_others = [("H", item, score) for item, score in zip("pqr", (1, 2, 5))]
     constant_others += [("J", item, 3) for item in "pqr"]
-    assert leave_one_out_details(constant_others)["H"].reason == \
-        "the other workers' means are constant"
+    assert leave_one_out_details(constant_others)["H"].reason == "the other workers' means are constant"
 
 
 @pytest.mark.parametrize("labels", [[], [("A", "i1", 3)], [("A", f"i{k}", k) for k in range(9)]])
@@ -87,8 +85,7 @@ def test_leave_one_out_is_none_for_degenerate_crowds(labels):
 def test_leave_one_out_is_invariant_to_an_affine_change_of_one_worker(labels, scale, shift):
     assume(labels)
     worker = labels[0][0]
-    changed = [(w, item, scale * score + shift if w == worker else score)
-               for w, item, score in labels]
+    changed = [(w, item, scale * score + shift if w == worker else score) for w, item, score in labels]
     before, after = leave_one_out(labels)[worker], leave_one_out(changed)[worker]
     assert (before is None) == (after is None)
     if before is not None:
@@ -97,13 +94,20 @@ def test_leave_one_out_is_invariant_to_an_affine_change_of_one_worker(labels, sc
 
 def test_trap_report_by_hand():
     traps = {"t1": "obvious", "t2": "subtle", "t3": "subtle"}
-    labels = [("A", "t1", 1), ("A", "t2", 3), ("A", "x", 5),
-              ("B", "t1", 4), ("B", "t2", 2), ("B", "t3", 1),
-              ("C", "t1", 1), ("C", "x", 4), ("D", "x", 2)]
+    labels = [
+        ("A", "t1", 1),
+        ("A", "t2", 3),
+        ("A", "x", 5),
+        ("B", "t1", 4),
+        ("B", "t2", 2),
+        ("B", "t3", 1),
+        ("C", "t1", 1),
+        ("C", "x", 4),
+        ("D", "x", 2),
+    ]
     report = trap_report(labels, traps, fail_at=3)
     # A: t1 = 1 passes, t2 = 3 fails; B: t1 = 4 fails; C: t1 passes; D saw none.
-    assert report.workers == {"A": TrapStats(2, 1), "B": TrapStats(3, 1),
-                              "C": TrapStats(1, 0), "D": TrapStats(0, 0)}
+    assert report.workers == {"A": TrapStats(2, 1), "B": TrapStats(3, 1), "C": TrapStats(1, 0), "D": TrapStats(0, 0)}
     # obvious: (1 + 4 + 1)/3 = 2; subtle: (3 + 2 + 1)/3 = 2.
     assert report.kinds == {"obvious": KindStats(2.0, 3), "subtle": KindStats(2.0, 3)}
 
@@ -116,8 +120,14 @@ def test_trap_report_on_no_labels_lists_kinds_with_nan_means():
 
 def test_comparison_agreement_by_hand():
     votes = [
-        ("W1", "a", "b", "a"), ("W2", "a", "b", "a"), ("W3", "b", "a", "a"), ("W4", "a", "b", "b"),
-        ("W1", "a", "c", "c"), ("W2", "a", "c", "c"), ("W3", "c", "a", "a"), ("W4", "a", "c", "a"),
+        ("W1", "a", "b", "a"),
+        ("W2", "a", "b", "a"),
+        ("W3", "b", "a", "a"),
+        ("W4", "a", "b", "b"),
+        ("W1", "a", "c", "c"),
+        ("W2", "a", "c", "c"),
+        ("W3", "c", "a", "a"),
+        ("W4", "a", "c", "a"),
         ("W5", "d", "e", "d"),
     ]
     # (a,b): every one of W1-W3 sees others a, a, b → majority a, they agree; W4 sees
@@ -130,25 +140,22 @@ def test_comparison_agreement_by_hand():
 def test_comparison_agreement_leaves_out_all_of_a_workers_votes_and_tied_others():
     # W1 voted (a,b) twice; the others are W2 a, W3 b → tied → W1 has nothing that counts.
     # W2's others: W1 a, a and W3 b → a, agrees: 1/1. W3's others a, a, a → disagrees: 0/1.
-    votes = [("W1", "a", "b", "a"), ("W1", "b", "a", "a"), ("W2", "a", "b", "a"),
-             ("W3", "a", "b", "b")]
+    votes = [("W1", "a", "b", "a"), ("W1", "b", "a", "a"), ("W2", "a", "b", "a"), ("W3", "a", "b", "b")]
     assert comparison_agreement(votes) == {"W1": None, "W2": 1.0, "W3": 0.0}
 
 
 def crowd(bad: dict[str, list[int]], good_workers: int = 18, items: int = 10):
     """Good workers rate items 0..items-1 as 1 + item % 5 (all identical); `bad` workers
     rate the same items with the given scores."""
-    labels = [(f"g{k:02d}", item, 1 + item % 5) for k in range(good_workers)
-              for item in range(items)]
-    labels += [(worker, item, score) for worker, scores in bad.items()
-               for item, score in enumerate(scores)]
+    labels = [(f"g{k:02d}", item, 1 + item % 5) for k in range(good_workers) for item in range(items)]
+    labels += [(worker, item, score) for worker, scores in bad.items() for item, score in enumerate(scores)]
     return labels
 
 
 # Bad workers on 10 items against the truth 1 2 3 4 5 1 2 3 4 5:
-REVERSED = [5, 4, 3, 2, 1, 5, 4, 3, 2, 1]   # r = -1
-NOISY = [1, 2, 3, 4, 5, 5, 4, 3, 2, 1]      # r = 0
-WEAK = [1, 2, 3, 4, 5, 4, 4, 3, 2, 2]       # 0 < r < 0.5
+REVERSED = [5, 4, 3, 2, 1, 5, 4, 3, 2, 1]  # r = -1
+NOISY = [1, 2, 3, 4, 5, 5, 4, 3, 2, 1]  # r = 0
+WEAK = [1, 2, 3, 4, 5, 4, 4, 3, 2, 2]  # 0 < r < 0.5
 
 
 def test_exclusions_take_the_worst_correlations_first_within_the_cap():
@@ -184,11 +191,10 @@ def test_exclusions_by_traps_are_uncapped_and_count_toward_the_cap():
     traps = {"t1": "obvious", "t2": "subtle", "t3": "obvious"}
     labels = crowd({"rev": REVERSED}, good_workers=19)  # 200 labels
     labels += [(f"g{k:02d}", trap, 1) for k in range(19) for trap in traps]
-    labels += [("half", "t1", 4), ("half", "t2", 1)]            # 1 of 2 failed → out
-    labels += [("third", trap, s) for trap, s in zip(traps, (5, 1, 1))]   # 1 of 3 → in
-    labels += [("once", "t1", 5)]                               # one trap seen → in
-    labels += [(worker, item, 1 + item % 5) for worker in ("half", "third", "once")
-               for item in range(10)]
+    labels += [("half", "t1", 4), ("half", "t2", 1)]  # 1 of 2 failed → out
+    labels += [("third", trap, s) for trap, s in zip(traps, (5, 1, 1))]  # 1 of 3 → in
+    labels += [("once", "t1", 5)]  # one trap seen → in
+    labels += [(worker, item, 1 + item % 5) for worker in ("half", "third", "once") for item in range(10)]
     # 200 + 57 + 6 + 30 = 293 labels; "half" holds 12. A 7.5 % cap (21.98) leaves no
     # room for "rev"'s 10 after "half"'s 12; a 8 % cap (23.44) does.
     reasons = exclusion_reasons(labels, traps, max_label_share=0.075)
@@ -210,8 +216,7 @@ def test_exclusions_on_comparisons_with_untouched_orderings():
     reasons = exclusion_reasons([], votes=votes, max_label_share=0.25, untouched={"lazy": 8})
     assert list(reasons) == ["contrary", "lazy"]
     assert reasons["lazy"].startswith("comparison agreement 0.20 on 10 votes (8 untouched)")
-    assert exclusions([], votes=votes, max_label_share=0.25, max_agreement=0.1,
-                      untouched={"lazy": 8}) == {"contrary"}
+    assert exclusions([], votes=votes, max_label_share=0.25, max_agreement=0.1, untouched={"lazy": 8}) == {"contrary"}
 
 
 def test_exclusions_judge_a_constant_worker_as_r_zero():
@@ -242,8 +247,10 @@ def test_exclusions_returns_the_workers_of_exclusion_reasons():
     assert reasons["rev"].startswith("leave-one-out r = -1.00 on 10 items, below 0.5")
 
 
-@pytest.mark.parametrize("labels", [[], [("A", "i1", 3)], [("A", f"i{k}", 3) for k in range(9)],
-                                    [(w, f"i{k}", 3) for w in "AB" for k in range(9)]])
+@pytest.mark.parametrize(
+    "labels",
+    [[], [("A", "i1", 3)], [("A", f"i{k}", 3) for k in range(9)], [(w, f"i{k}", 3) for w in "AB" for k in range(9)]],
+)
 def test_exclusions_of_degenerate_crowds_are_empty(labels):
     assert exclusions(labels, votes=[("A", "x", "y", "x")], max_label_share=1.0) == set()
 
@@ -261,9 +268,13 @@ def test_exclusions_never_exceed_the_label_share(labels, share):
     assert sum(worker in excluded for worker, _, _ in labels) <= share * len(labels)
 
 
-@given(st.lists(st.tuples(st.sampled_from("uvwxyz"), st.sampled_from("abcd"),
-                          st.sampled_from("abcd"), st.booleans()), max_size=40),
-       st.floats(0, 1))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("uvwxyz"), st.sampled_from("abcd"), st.sampled_from("abcd"), st.booleans()),
+        max_size=40,
+    ),
+    st.floats(0, 1),
+)
 def test_exclusions_never_exceed_the_vote_share(raw, share):
     votes = [(w, a, b, a if first else b) for w, a, b, first in raw if a != b]
     excluded = exclusions([], votes=votes, max_label_share=share, min_items=1, max_agreement=1.0)
@@ -295,23 +306,19 @@ def test_simulated_crowd_spammers_are_excluded(seed):
     excluded = exclusions(labels, traps, max_label_share=0.12)
     assert len(excluded & spammers) >= 0.9 * len(spammers)
     assert excluded <= spammers
-    assert correlation_with_truth(labels, truth, traps, excluded) > \
-        correlation_with_truth(labels, truth, traps, set())
+    assert correlation_with_truth(labels, truth, traps, excluded) > correlation_with_truth(labels, truth, traps, set())
 
 
 @pytest.mark.parametrize("seed", SIMULATION_SEEDS)
 def test_simulated_crowd_default_cap_excludes_only_spammers(seed):
-    labels, truth, traps, spammers = simulated_crowd(seed)
+    labels, _truth, traps, spammers = simulated_crowd(seed)
     reasons = exclusion_reasons(labels, traps)
     assert set(reasons) <= spammers
-    by_correlation = {worker for worker, reason in reasons.items()
-                      if reason.startswith("leave-one-out")}
-    assert sum(worker in set(reasons) for worker, _, _ in labels) <= 0.05 * len(labels) \
-        or not by_correlation
+    by_correlation = {worker for worker, reason in reasons.items() if reason.startswith("leave-one-out")}
+    assert sum(worker in set(reasons) for worker, _, _ in labels) <= 0.05 * len(labels) or not by_correlation
 
 
 def test_quality_imports_no_django():
-    code = ("import sys, crowd.quality; "
-            "sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))")
+    code = "import sys, crowd.quality; sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
     root = Path(__file__).resolve().parents[2]
     assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0

@@ -89,8 +89,9 @@ def test_topic_page_lists_the_topics_workers(owner_client, crowd):
 def test_override_post_records_the_decision_and_redirects_back(owner_client, owner, crowd):
     campaign, careless = crowd.topic.campaign, crowd.workers["careless"]
     back = urls(campaign)["topic"]
-    response = owner_client.post(urls(campaign, careless.pk)["override"],
-                                 {"status": "ok", "reason": "Traps were misworded.", "next": back})
+    response = owner_client.post(
+        urls(campaign, careless.pk)["override"], {"status": "ok", "reason": "Traps were misworded.", "next": back}
+    )
     assert (response.status_code, response.url) == (302, back)
     assert [str(m) for m in get_messages(response.wsgi_request)] == [f"Worker {careless}: Included by override."]
     row = WorkerQuality.objects.get(campaign=campaign, worker=careless)
@@ -101,10 +102,11 @@ def test_override_post_records_the_decision_and_redirects_back(owner_client, own
 
 def test_override_without_a_reason_changes_nothing(owner_client, owner, crowd):
     campaign, careless = crowd.topic.campaign, crowd.workers["careless"]
-    response = owner_client.post(urls(campaign, careless.pk)["override"],
-                                 {"status": "ok", "reason": " ", "next": "https://elsewhere.example/"})
+    response = owner_client.post(
+        urls(campaign, careless.pk)["override"], {"status": "ok", "reason": " ", "next": "https://elsewhere.example/"}
+    )
     assert (response.status_code, response.url) == (302, urls(campaign)["page"])
-    assert "give a reason" in str(list(get_messages(response.wsgi_request))[0])
+    assert "give a reason" in str(next(iter(get_messages(response.wsgi_request))))
     assert WorkerQuality.objects.get(worker=careless).override_status == ""
     assert not WorkerDecision.objects.filter(decided_by=owner).exists()
 
@@ -129,7 +131,8 @@ def test_csv_has_a_header_and_a_row_per_worker(owner_client, crowd):
 def test_two_runs_of_a_topic_are_compared(owner_client, owner, crowd, django_user_model):
     second = CampaignFactory(owner=owner, name="Student loans, run 2")
     LabelBuilder(TopicFactory(campaign=second, key="loans")).likert(
-        [(f"w{k}", item, t) for k in range(3) for item, t in TRUTH.items()])
+        [(f"w{k}", item, t) for k in range(3) for item, t in TRUTH.items()]
+    )
     CampaignFactory(owner=django_user_model.objects.create_user("other"), name="Not yours")
     page = urls(crowd.topic.campaign)["page"]
 

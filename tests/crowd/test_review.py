@@ -119,7 +119,8 @@ def test_unblock_lifts_the_block_at_mturk_and_on_our_pages(local_turk, submitted
     worker = Worker.objects.get(pk=submitted.worker_id)
     assert not worker.blocked and worker.block_reason == ""
     assert list(WorkerDecision.objects.order_by("id").values_list("action", "reason")) == [
-        ("block", "Looked like a script."), ("unblock", "A person after all."),
+        ("block", "Looked like a script."),
+        ("unblock", "A person after all."),
     ]
     assert "not available to you" not in client.get(page).content.decode()  # the page of work it did
     with pytest.raises(ApplicationError) as refused:
@@ -216,13 +217,23 @@ def test_admin_rejects_with_the_reason_typed_on_the_intermediate_page(local_turk
 def test_admin_pays_a_bonus_and_blocks_a_worker(local_turk, submitted, admin_client):
     admin_client.post(
         reverse("admin:crowd_assignment_changelist"),
-        {"action": "bonus_assignments", "_selected_action": [submitted.pk], "apply": "Pay a bonus",
-         "amount": "0.50", "reason": "Great work."},
+        {
+            "action": "bonus_assignments",
+            "_selected_action": [submitted.pk],
+            "apply": "Pay a bonus",
+            "amount": "0.50",
+            "reason": "Great work.",
+        },
     )
     admin_client.post(
         reverse("admin:crowd_worker_changelist"),
-        {"action": "block_workers", "_selected_action": [submitted.worker_id], "apply": "Block workers",
-         "campaign": submitted.task.batch.topic.campaign_id, "reason": "Spam."},
+        {
+            "action": "block_workers",
+            "_selected_action": [submitted.worker_id],
+            "apply": "Block workers",
+            "campaign": submitted.task.batch.topic.campaign_id,
+            "reason": "Spam.",
+        },
     )
 
     assert Bonus.objects.get().amount == D("0.50")
@@ -231,8 +242,13 @@ def test_admin_pays_a_bonus_and_blocks_a_worker(local_turk, submitted, admin_cli
 
     admin_client.post(
         reverse("admin:crowd_worker_changelist"),
-        {"action": "unblock_workers", "_selected_action": [submitted.worker_id], "apply": "Unblock workers",
-         "campaign": submitted.task.batch.topic.campaign_id, "reason": "Appeal accepted."},
+        {
+            "action": "unblock_workers",
+            "_selected_action": [submitted.worker_id],
+            "apply": "Unblock workers",
+            "campaign": submitted.task.batch.topic.campaign_id,
+            "reason": "Appeal accepted.",
+        },
     )
 
     assert not Worker.objects.get(pk=submitted.worker_id).blocked

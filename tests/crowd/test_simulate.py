@@ -56,7 +56,9 @@ def test_spammers_ignore_the_content():
     assert judge.likert(constant, [1, 2, 3], random.Random(0)) == {1: 4, 2: 4, 3: 4}
     assert judge.ordering(constant, [3, 1, 2], random.Random(0)) == [3, 1, 2]  # left as shown
     rng = random.Random(0)
-    orderings = {tuple(judge.ordering(SimulatedWorker("ARANDOM0000001", RANDOM_SPAMMER, 0.5), [1, 2, 3], rng)) for _ in range(50)}
+    orderings = {
+        tuple(judge.ordering(SimulatedWorker("ARANDOM0000001", RANDOM_SPAMMER, 0.5), [1, 2, 3], rng)) for _ in range(50)
+    }
     assert len(orderings) == 6
 
 
@@ -96,7 +98,9 @@ def test_simulate_crowd_completes_a_likert_round_of_50_propositions(local_turk, 
     tasks = list(topic.batches.get().tasks.all())
     out = StringIO()
 
-    call_command("simulate_crowd", campaign="demo", workers=30, spammers=0.1, seed=7, base_url=local_turk.base_url, stdout=out)
+    call_command(
+        "simulate_crowd", campaign="demo", workers=30, spammers=0.1, seed=7, base_url=local_turk.base_url, stdout=out
+    )
 
     assert f"{5 * len(tasks)} assignments submitted" in out.getvalue()
     assert all(hit["NumberOfAssignmentsAvailable"] == 0 for hit in local_turk.hits())
@@ -111,5 +115,8 @@ def test_simulate_crowd_completes_a_likert_round_of_50_propositions(local_turk, 
     assert len(labels) == 50 and set(labels.values()) == {5}
     # The crowd's mean follows the latent importance the simulation drew.
     judge = Judge(seed=7)
-    means = {pid: statistics.mean(LikertLabel.objects.filter(proposition_id=pid).values_list("score", flat=True)) for pid in labels}
+    means = {
+        pid: statistics.mean(LikertLabel.objects.filter(proposition_id=pid).values_list("score", flat=True))
+        for pid in labels
+    }
     assert statistics.correlation([judge.latent_of(pid) for pid in means], list(means.values())) > 0.6

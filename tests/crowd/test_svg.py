@@ -13,12 +13,20 @@ def parse(svg: str) -> ET.Element:
 
 
 def test_histogram_counts_bins_and_draws_the_cutoff():
-    svg = histogram_svg([-0.9, 0.1, 0.15, 0.8, None, math.nan], bins=4, value_range=(-1, 1), cutoff=-0.5,
-                        cutoff_label="excluded up to", title="LOO r <per worker>", x_label="r")
+    svg = histogram_svg(
+        [-0.9, 0.1, 0.15, 0.8, None, math.nan],
+        bins=4,
+        value_range=(-1, 1),
+        cutoff=-0.5,
+        cutoff_label="excluded up to",
+        title="LOO r <per worker>",
+        x_label="r",
+    )
     root = parse(svg)
     assert root.get("role") == "img"
     assert root.get("aria-label").startswith(
-        "LOO r <per worker>. 4 values in 4 bins from -1 to 1; excluded up to -0.50")
+        "LOO r <per worker>. 4 values in 4 bins from -1 to 1; excluded up to -0.50"
+    )
     assert root.find(f"{SVG}title").text == "LOO r <per worker>"
     bars = [rect.find(f"{SVG}title").text for rect in root.iter(f"{SVG}rect")]
     assert bars == ["-1 to -0.5: 1", "0 to 0.5: 2", "0.5 to 1: 1"]
@@ -26,9 +34,14 @@ def test_histogram_counts_bins_and_draws_the_cutoff():
 
 
 def test_line_with_error_bars_skips_undefined_points():
-    svg = line_svg({"mean ρ": [(1, 0.5, 0.1), (2, 0.8, 0.05), (3, math.nan, math.nan)]},
-                   title="Stability", x_label="labels per item", y_label="ρ", y_range=(0, 1),
-                   references={"paper 0.8": 0.8})
+    svg = line_svg(
+        {"mean ρ": [(1, 0.5, 0.1), (2, 0.8, 0.05), (3, math.nan, math.nan)]},
+        title="Stability",
+        x_label="labels per item",
+        y_label="ρ",
+        y_range=(0, 1),
+        references={"paper 0.8": 0.8},
+    )
     root = parse(svg)
     points = [circle.find(f"{SVG}title").text for circle in root.iter(f"{SVG}circle")]
     assert points == ["(1, 0.5 ± 0.1)", "(2, 0.8 ± 0.05)"]
@@ -44,8 +57,12 @@ def test_several_series_get_a_legend_and_empty_charts_say_so():
 
 
 def test_intervals_are_unjoined_bars_with_named_points():
-    svg = interval_svg([(1, 30.0, 1.5, "#1 loans <need> no credit"), (2, 28.0, 2.0, "#2 b"), (3, math.nan, 1.0, "#3 c")],
-                       title="μ ± σ", x_label="rank", y_label="μ")
+    svg = interval_svg(
+        [(1, 30.0, 1.5, "#1 loans <need> no credit"), (2, 28.0, 2.0, "#2 b"), (3, math.nan, 1.0, "#3 c")],
+        title="μ ± σ",
+        x_label="rank",
+        y_label="μ",
+    )
     root = parse(svg)
     names = [group.find(f"{SVG}title").text for group in root.iter(f"{SVG}g")]
     assert names == ["#1 loans <need> no credit: 30 ± 1.5", "#2 b: 28 ± 2"]

@@ -83,7 +83,11 @@ def test_an_answer_both_we_and_mturk_hold_is_verified(local_turk):
     report = assignments_sync()
 
     stored = Assignment.objects.get()
-    assert (stored.assignment_id, stored.verification, stored.status) == (assignment_id, Verification.VERIFIED, "Submitted")
+    assert (stored.assignment_id, stored.verification, stored.status) == (
+        assignment_id,
+        Verification.VERIFIED,
+        "Submitted",
+    )
     assert stored.counted
     assert (report.hits, report.verified, report.recovered, report.unverified) == (1, 1, 0, 0)
     assert report.approved == 0  # no quality control yet, auto-approval is days away
@@ -249,8 +253,12 @@ def test_expiring_a_batch_releases_what_was_committed_for_unpublished_tasks():
     batch = likert_batch(propositions=10)
     campaign = batch.topic.campaign
     for task in batch.tasks.all():
-        ledger.entry_record(campaign_id=campaign.pk, kind=ledger.Kind.COMMITTED,
-                            reference=ledger.task_reference(task.uuid), amount=D("0.35"))
+        ledger.entry_record(
+            campaign_id=campaign.pk,
+            kind=ledger.Kind.COMMITTED,
+            reference=ledger.task_reference(task.uuid),
+            amount=D("0.35"),
+        )
 
     result = batch_expire(batch_id=batch.pk)
 

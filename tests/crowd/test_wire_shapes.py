@@ -33,9 +33,20 @@ from .factories import likert_batch
 pytestmark = pytest.mark.mturk
 
 OPERATIONS_USED = {
-    "CreateHITType", "CreateHITWithHITType", "GetHIT", "ListHITs", "ListAssignmentsForHIT", "GetAssignment",
-    "ApproveAssignment", "RejectAssignment", "CreateWorkerBlock", "DeleteWorkerBlock", "SendBonus",
-    "UpdateExpirationForHIT", "DeleteHIT", "GetAccountBalance",
+    "CreateHITType",
+    "CreateHITWithHITType",
+    "GetHIT",
+    "ListHITs",
+    "ListAssignmentsForHIT",
+    "GetAssignment",
+    "ApproveAssignment",
+    "RejectAssignment",
+    "CreateWorkerBlock",
+    "DeleteWorkerBlock",
+    "SendBonus",
+    "UpdateExpirationForHIT",
+    "DeleteHIT",
+    "GetAccountBalance",
 }
 
 
@@ -70,14 +81,25 @@ def _everything_the_app_does(local_turk):
     # A HIT type as sandbox and production campaigns ask for it: with requirements.
     guarded = CampaignFactory(mturk_environment="sandbox")
     market.work_type_create(
-        WorkType(title="t", description="d", keywords="k", reward=D("0.05"), assignment_duration_seconds=600,
-                 auto_approval_delay_seconds=86400, requirements=requirements_for(campaign=guarded))
+        WorkType(
+            title="t",
+            description="d",
+            keywords="k",
+            reward=D("0.05"),
+            assignment_duration_seconds=600,
+            auto_approval_delay_seconds=86400,
+            requirements=requirements_for(campaign=guarded),
+        )
     )
     # The same token again: HitAlreadyExists, recovered through GetHIT.
     again = market.hit_publish(
         work_type_id=hit.hit_type_id,
-        publication=Publication(url=f"{local_turk.base_url}/hit/{hit.task.uuid}/", max_assignments=2,
-                                lifetime_seconds=3600, token=str(hit.task.uuid)),
+        publication=Publication(
+            url=f"{local_turk.base_url}/hit/{hit.task.uuid}/",
+            max_assignments=2,
+            lifetime_seconds=3600,
+            token=str(hit.task.uuid),
+        ),
     )
     assert again.hit_id == hit.hit_id
     # When the refusal names no HIT, the HIT is found by its URL in ListHITs.
@@ -116,7 +138,9 @@ def test_every_request_fits_the_service_model(local_turk, recorded):
     assert reward == "0.06"
     token = next(params["UniqueRequestToken"] for operation, params in requests if operation == "CreateHITWithHITType")
     assert uuid.UUID(token)
-    statuses = next(params["AssignmentStatuses"] for operation, params in requests if operation == "ListAssignmentsForHIT")
+    statuses = next(
+        params["AssignmentStatuses"] for operation, params in requests if operation == "ListAssignmentsForHIT"
+    )
     assert statuses == ["Submitted", "Approved", "Rejected"]
 
 
@@ -131,5 +155,9 @@ def test_every_response_of_the_local_endpoint_parses_into_the_output_shapes(loca
     for operation, parsed in ok:
         body = {key: value for key, value in parsed.items() if key != "ResponseMetadata"}
         validate_parameters(body, model.operation_model(operation).output_shape)
-    refused = [(operation, parsed["Error"]["Code"], parsed.get("TurkErrorCode")) for operation, status, parsed in responses if status != 200]
+    refused = [
+        (operation, parsed["Error"]["Code"], parsed.get("TurkErrorCode"))
+        for operation, status, parsed in responses
+        if status != 200
+    ]
     assert refused == [("CreateHITWithHITType", "RequestError", "AWS.MechanicalTurk.HitAlreadyExists")]

@@ -82,7 +82,10 @@ def test_decisions_are_recorded_only_when_the_computed_status_changes(crowd):
     assert (rev.labels, rev.items, rev.loo_r, rev.computed_status) == (0, 0, None, OK)
     latest = WorkerDecision.objects.filter(campaign=campaign).first()
     assert (latest.worker, latest.action, latest.reason) == (
-        crowd.workers["rev"], "included", "No counted labels or votes left in this campaign.")
+        crowd.workers["rev"],
+        "included",
+        "No counted labels or votes left in this campaign.",
+    )
     assert WorkerDecision.objects.filter(campaign=campaign).count() == 3
 
 
@@ -121,13 +124,19 @@ def test_override_needs_a_reason_and_is_audited(crowd, django_user_model):
 
     for status, reason, code in [("ok", "  ", "reason_required"), ("maybe", "why not", "invalid_status")]:
         with pytest.raises(ApplicationError) as error:
-            worker_quality_override(campaign_id=campaign.pk, worker_id=careless.pk, status=status, reason=reason,
-                                    user=admin)
+            worker_quality_override(
+                campaign_id=campaign.pk, worker_id=careless.pk, status=status, reason=reason, user=admin
+            )
         assert error.value.code == code
     assert WorkerDecision.objects.filter(decided_by=admin).count() == 0
 
-    worker_quality_override(campaign_id=campaign.pk, worker_id=careless.pk, status="ok",
-                            reason="The trap wording was ambiguous in batch 1.", user=admin)
+    worker_quality_override(
+        campaign_id=campaign.pk,
+        worker_id=careless.pk,
+        status="ok",
+        reason="The trap wording was ambiguous in batch 1.",
+        user=admin,
+    )
     row = quality(crowd, "careless")
     assert (row.computed_status, row.override_status, row.excluded) == (EXCLUDED, OK, False)
     assert excluded_worker_ids(campaign.pk) == ids(crowd, "rev")
@@ -138,13 +147,21 @@ def test_override_needs_a_reason_and_is_audited(crowd, django_user_model):
     assert campaign_quality_refresh(campaign_id=campaign.pk) == ids(crowd, "rev")
     assert WorkerDecision.objects.filter(campaign=campaign).count() == 3
 
-    worker_quality_override(campaign_id=campaign.pk, worker_id=crowd.workers["g1"].pk, status="excluded",
-                            reason="Copied answers from a forum.", user=admin)
+    worker_quality_override(
+        campaign_id=campaign.pk,
+        worker_id=crowd.workers["g1"].pk,
+        status="excluded",
+        reason="Copied answers from a forum.",
+        user=admin,
+    )
     worker_quality_override(campaign_id=campaign.pk, worker_id=careless.pk, status="", reason="Re-checked.", user=admin)
     assert excluded_worker_ids(campaign.pk) == ids(crowd, "rev", "careless", "g1")
     assert quality(crowd, "careless").override_reason == ""
     assert list(WorkerDecision.objects.filter(decided_by=admin).order_by("pk").values_list("action", flat=True)) == [
-        "override_included", "override_excluded", "override_cleared"]
+        "override_included",
+        "override_excluded",
+        "override_cleared",
+    ]
 
 
 def test_policies_are_off_by_default(crowd, monkeypatch, django_capture_on_commit_callbacks):
@@ -165,7 +182,8 @@ def test_block_policy_blocks_excluded_workers_after_commit(crowd, monkeypatch, d
     with django_capture_on_commit_callbacks(execute=True):
         campaign_quality_refresh(campaign_id=campaign.pk)
     assert [(call["worker_id"], call["campaign_id"]) for call in blocked] == sorted(
-        (pk, campaign.pk) for pk in ids(crowd, "rev", "careless"))
+        (pk, campaign.pk) for pk in ids(crowd, "rev", "careless")
+    )
     assert blocked[0]["reason"] == f"Excluded by quality control in campaign {campaign.slug}."
 
     # Workers already blocked are not asked for again.
@@ -175,8 +193,9 @@ def test_block_policy_blocks_excluded_workers_after_commit(crowd, monkeypatch, d
     assert callbacks == [] and len(blocked) == 2
 
 
-def test_reject_policy_rejects_submitted_assignments_that_failed_every_trap(crowd, monkeypatch,
-                                                                           django_capture_on_commit_callbacks):
+def test_reject_policy_rejects_submitted_assignments_that_failed_every_trap(
+    crowd, monkeypatch, django_capture_on_commit_callbacks
+):
     campaign = crowd.topic.campaign
     campaign.qc_reject_failed_traps = True
     campaign.save(update_fields=["qc_reject_failed_traps"])
@@ -208,7 +227,8 @@ def test_comparison_votes_and_untouched_orderings():
     assert (contrary.votes, contrary.comparison_agreement) == (6, 0.0)
     assert (lazy.votes, lazy.comparison_agreement, lazy.untouched_orderings) == (6, None, 1)
     assert WorkerDecision.objects.get(worker=builder.workers["lazy"]).reason.startswith(
-        "comparison agreement 0.00 on 6 votes (6 untouched)")
+        "comparison agreement 0.00 on 6 votes (6 untouched)"
+    )
     assert not WorkerQuality.objects.filter(worker=builder.workers["ghost"]).exists()
 
 
@@ -250,11 +270,12 @@ def test_simulated_crowd_spammers_are_excluded_and_the_means_improve(seed):
     spammer_ids = ids(builder, *spammers)
     assert len(excluded & spammer_ids) >= 0.9 * len(spammer_ids)
     assert excluded <= spammer_ids
-    assert correlation_of_means_with_truth(campaign, builder, truth, excluded) > \
-        correlation_of_means_with_truth(campaign, builder, truth, set())
+    assert correlation_of_means_with_truth(campaign, builder, truth, excluded) > correlation_of_means_with_truth(
+        campaign, builder, truth, set()
+    )
     assert WorkerDecision.objects.filter(campaign=campaign, action="excluded").count() == len(excluded)
 
 
 def test_simulated_crowd_with_the_default_share_excludes_only_spammers():
-    campaign, builder, truth, spammers = simulated_campaign(4, share=0.05)
+    campaign, builder, _truth, spammers = simulated_campaign(4, share=0.05)
     assert campaign_quality_refresh(campaign_id=campaign.pk) <= ids(builder, *spammers)

@@ -71,14 +71,27 @@ class RedisServer:
         self.starts += 1
         with open(self.workdir / f"redis-{self.starts}.log", "wb") as log:
             self.process = subprocess.Popen(
-                [shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", str(self.workdir)],
-                stdout=log, stderr=subprocess.STDOUT,
+                [
+                    shutil.which("redis-server"),
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    str(self.workdir),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
         try:
-            wait_until(lambda: self.process.poll() is not None or _pings(client), what="redis-server to start",
-                       within=20)
+            wait_until(
+                lambda: self.process.poll() is not None or _pings(client), what="redis-server to start", within=20
+            )
         finally:
             client.close()
         if self.process.poll() is not None:
@@ -131,9 +144,24 @@ class CeleryWorker:
     def start(self) -> "CeleryWorker":
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", WORKER_APP, "worker", "--concurrency=2", "--loglevel=INFO",
-                 "-n", self.hostname, "--without-gossip", "--without-mingle"],
-                env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    WORKER_APP,
+                    "worker",
+                    "--concurrency=2",
+                    "--loglevel=INFO",
+                    "-n",
+                    self.hostname,
+                    "--without-gossip",
+                    "--without-mingle",
+                ],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         wait_until(lambda: self.process.poll() is not None or "ready." in self.log(), what="the worker to start")
         if self.process.poll() is not None:
@@ -192,8 +220,10 @@ def worker_database_url(transactional_db) -> str:
     if connection.vendor != "postgresql":
         _unavailable("a Celery worker needs PostgreSQL: run the suite with `make test`")
     database = connection.settings_dict
-    return (f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
-            f"?application_name={WORKER_DB_APPLICATION}")
+    return (
+        f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+        f"?application_name={WORKER_DB_APPLICATION}"
+    )
 
 
 @pytest.fixture
@@ -208,8 +238,12 @@ def start_worker(worker_database_url, fault_redis, local_endpoint, settings, tmp
 
     def start(**environment: str) -> CeleryWorker:
         env = dict(
-            os.environ, DATABASE_URL=worker_database_url, CELERY_BROKER_URL=fault_redis.url, SITE_URL=local_endpoint,
-            MTURK_LOCAL_ENDPOINT_URL=settings.MTURK_LOCAL_ENDPOINT_URL, **environment,
+            os.environ,
+            DATABASE_URL=worker_database_url,
+            CELERY_BROKER_URL=fault_redis.url,
+            SITE_URL=local_endpoint,
+            MTURK_LOCAL_ENDPOINT_URL=settings.MTURK_LOCAL_ENDPOINT_URL,
+            **environment,
         )
         workers.append(CeleryWorker(env=env, workdir=tmp_path, number=len(workers) + 1))
         return workers[-1].start()
@@ -250,8 +284,11 @@ class RowLocks:
 
     def __init__(self, settings_dict: dict):
         self.connection = psycopg2.connect(
-            dbname=settings_dict["NAME"], user=settings_dict["USER"], password=settings_dict["PASSWORD"] or None,
-            host=settings_dict["HOST"], port=settings_dict["PORT"],
+            dbname=settings_dict["NAME"],
+            user=settings_dict["USER"],
+            password=settings_dict["PASSWORD"] or None,
+            host=settings_dict["HOST"],
+            port=settings_dict["PORT"],
         )
 
     def hold(self, model, pks) -> None:

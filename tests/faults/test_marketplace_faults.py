@@ -37,21 +37,25 @@ def test_publish_and_sync_outlast_marketplace_faults_by_retrying(start_worker, l
 
     faults.inject(throttle=1, service_fault=1, operations=["CreateHITWithHITType"])
     published = publish_batch.delay(likert.pk).id
-    wait_until(lambda: Batch.objects.filter(pk=likert.pk, status=Batch.Status.PUBLISHED).exists(),
-               what="the Likert batch to be published")
+    wait_until(
+        lambda: Batch.objects.filter(pk=likert.pk, status=Batch.Status.PUBLISHED).exists(),
+        what="the Likert batch to be published",
+    )
     assert faults.active() == []
     assert worker.log().count(f"publish_batch[{published}] retry: Retry in") == 2
     _assert_each_task_has_one_hit()
 
-    crowd = crowd_simulate(localturk_url=f"{local_endpoint}/localturk/", workers=6, spammers=0.0, trap_blind=0.0,
-                           seed=5)
+    crowd = crowd_simulate(
+        localturk_url=f"{local_endpoint}/localturk/", workers=6, spammers=0.0, trap_blind=0.0, seed=5
+    )
     assert crowd.submitted == 6
     faults.inject(throttle=1, service_fault=1, operations=["ListAssignmentsForHIT"])
     synced = sync_open_hits.delay().id
     # The sync verifies the answers and hands the topic on: QC, then comparison batch 1.
-    wait_until(lambda: Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON,
-                                            status=Batch.Status.PUBLISHED).exists(),
-               what="the sync to verify the answers and the pipeline to publish the next batch")
+    wait_until(
+        lambda: Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON, status=Batch.Status.PUBLISHED).exists(),
+        what="the sync to verify the answers and the pipeline to publish the next batch",
+    )
     wait_until(worker.idle, what="the worker to finish")
     assert faults.active() == []
     assert worker.log().count(f"sync_open_hits[{synced}] retry: Retry in") == 2

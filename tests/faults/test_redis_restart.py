@@ -38,8 +38,9 @@ def test_the_sync_after_a_redis_crash_recovers_every_answer_once(fault_redis, st
     topic = small_topic(propositions=10)  # two Likert HITs of five statements, three assignments each
     likert = likert_tasks_build(topic=topic, seed=1)
     batch_publish(batch_id=likert.pk)
-    crowd = crowd_simulate(localturk_url=f"{local_endpoint}/localturk/", workers=6, spammers=0.0, trap_blind=0.0,
-                           seed=3)
+    crowd = crowd_simulate(
+        localturk_url=f"{local_endpoint}/localturk/", workers=6, spammers=0.0, trap_blind=0.0, seed=3
+    )
     assert crowd.submitted == 6
     assert set(Assignment.objects.values_list("verification", flat=True)) == {Assignment.Verification.PENDING}
 
@@ -56,8 +57,10 @@ def test_the_sync_after_a_redis_crash_recovers_every_answer_once(fault_redis, st
 
     # The interrupted sync still verifies what it listed (PostgreSQL holds the answers), then
     # fails handing the campaign to quality control: nothing can move on while Redis is away.
-    wait_until(lambda: f"sync_open_hits[{interrupted}] raised unexpected: OperationalError" in worker.log(),
-               what="the interrupted sync to fail enqueueing its follow-ups")
+    wait_until(
+        lambda: f"sync_open_hits[{interrupted}] raised unexpected: OperationalError" in worker.log(),
+        what="the interrupted sync to fail enqueueing its follow-ups",
+    )
     assert not Assignment.objects.exclude(verification=Assignment.Verification.VERIFIED).exists()
     assert not WorkerQuality.objects.exists()
     topic.refresh_from_db()
@@ -66,9 +69,10 @@ def test_the_sync_after_a_redis_crash_recovers_every_answer_once(fault_redis, st
     fault_redis.start()  # same port, empty
     start_worker()  # what the worker's supervisor does when it exits
     sync_open_hits.delay()  # the next sync
-    wait_until(lambda: Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON,
-                                            status=Batch.Status.PUBLISHED).exists(),
-               what="the next sync to run quality control and advance the topic")
+    wait_until(
+        lambda: Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON, status=Batch.Status.PUBLISHED).exists(),
+        what="the next sync to run quality control and advance the topic",
+    )
     topic.refresh_from_db()
     assert topic.state == Topic.State.COMPARISONS
 
@@ -89,10 +93,10 @@ def test_the_sync_after_a_redis_crash_recovers_every_answer_once(fault_redis, st
 @pytest.mark.xfail(
     strict=True,
     reason="Celery 5.7.0/kombu 5.7.0: on losing Redis with an unacknowledged (acks_late) message and "
-           "--concurrency>=2, Consumer.on_connection_error_after_connected collects the connection, then "
-           "closes it; restoring the message dereferences the dropped transport client: "
-           "'Unrecoverable error: AttributeError(\"'NoneType' object has no attribute 'hostname'\")', "
-           "and the worker exits instead of reconnecting.",
+    "--concurrency>=2, Consumer.on_connection_error_after_connected collects the connection, then "
+    "closes it; restoring the message dereferences the dropped transport client: "
+    "'Unrecoverable error: AttributeError(\"'NoneType' object has no attribute 'hostname'\")', "
+    "and the worker exits instead of reconnecting.",
 )
 def test_a_worker_survives_a_redis_crash_with_a_task_in_flight(fault_redis, start_worker, row_locks):
     topic = small_topic()
@@ -105,8 +109,10 @@ def test_a_worker_survives_a_redis_crash_with_a_task_in_flight(fault_redis, star
     fault_redis.start()
     row_locks.release()
 
-    wait_until(lambda: worker.log().count("Connected to redis") == 2 or worker.process.poll() is not None,
-               what="the worker to reconnect, or to exit")
+    wait_until(
+        lambda: worker.log().count("Connected to redis") == 2 or worker.process.poll() is not None,
+        what="the worker to reconnect, or to exit",
+    )
     assert worker.process.poll() is None, worker.log()[-3000:]
 
 

@@ -36,8 +36,10 @@ def test_an_answer_mturk_never_received_is_unverified_after_the_listing_grace(lo
     quitter = TurkWorker(local_endpoint, "AQUITTER000001")
     accepted = quitter.accept(hit_id)
     quitter.store(accepted["url"], score=5)
-    returned = requests.post(f"{local_endpoint}/localturk/worker/return/{accepted['assignmentId']}/?format=json",
-                             data={"workerId": quitter.worker_id})
+    returned = requests.post(
+        f"{local_endpoint}/localturk/worker/return/{accepted['assignmentId']}/?format=json",
+        data={"workerId": quitter.worker_id},
+    )
     assert returned.json()["status"] == "Returned"
     honest = [TurkWorker(local_endpoint, f"AHONEST{i:07d}") for i in range(3)]
     for worker in honest[:2]:
@@ -45,8 +47,11 @@ def test_an_answer_mturk_never_received_is_unverified_after_the_listing_grace(lo
 
     lost = Assignment.objects.get(worker__external_id=quitter.worker_id)
     campaign = topic.campaign
-    grace_ends = (lost.accepted_at or lost.submitted_at) + timedelta(seconds=campaign.assignment_duration_seconds) \
+    grace_ends = (
+        (lost.accepted_at or lost.submitted_at)
+        + timedelta(seconds=campaign.assignment_duration_seconds)
         + LISTING_GRACE
+    )
     assert assignments_sync(now=grace_ends).verified == 2
     lost.refresh_from_db()
     assert lost.verification == Verification.PENDING  # MTurk may still list it until the grace is over

@@ -36,7 +36,8 @@ def _lock_where(row_locks, topic: Topic, stop_at: str) -> None:
 def _assert_refitted_once_and_published_once(topic: Topic, hits_before: list[str]) -> None:
     batches = list(Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON).order_by("number"))
     assert [(batch.number, batch.status) for batch in batches] == [
-        (1, Batch.Status.COMPLETE), (2, Batch.Status.PUBLISHED),
+        (1, Batch.Status.COMPLETE),
+        (2, Batch.Status.PUBLISHED),
     ]
     assert RankingSnapshot.objects.filter(topic=topic).count() == 1  # the killed run's refit was rolled back
     tasks = list(batches[1].tasks.all())
@@ -68,8 +69,10 @@ def test_a_pool_process_killed_mid_step_is_replaced_and_the_step_runs_once(start
     wait_until(lambda: worker_sessions_waiting() == 2, what="the new run to wait behind the dead one")
     row_locks.release()
 
-    wait_until(lambda: Batch.objects.filter(topic=topic, number=2, status=Batch.Status.PUBLISHED).exists(),
-               what="comparison batch 2 to be published")
+    wait_until(
+        lambda: Batch.objects.filter(topic=topic, number=2, status=Batch.Status.PUBLISHED).exists(),
+        what="comparison batch 2 to be published",
+    )
     wait_until(worker.idle, what="the worker to finish")
     _assert_refitted_once_and_published_once(topic, hits_before)
 
@@ -90,8 +93,10 @@ def test_a_whole_worker_killed_mid_refit_hands_the_step_to_the_next_worker(start
     # Nobody acknowledged the message: Redis hands it to the next worker once its visibility
     # timeout has passed (an hour by default; two seconds here).
     second = start_worker(FAULTS_VISIBILITY_TIMEOUT="2")
-    wait_until(lambda: Batch.objects.filter(topic=topic, number=2, status=Batch.Status.PUBLISHED).exists(),
-               what="the next worker to run the step and publish batch 2")
+    wait_until(
+        lambda: Batch.objects.filter(topic=topic, number=2, status=Batch.Status.PUBLISHED).exists(),
+        what="the next worker to run the step and publish batch 2",
+    )
     wait_until(second.idle, what="the worker to finish")
     assert task_id in second.log()
     _assert_refitted_once_and_published_once(topic, hits_before)

@@ -18,10 +18,16 @@ WORKERS = [f"AFAULTWORKER{i:04d}" for i in range(8)]
 def small_topic(*, propositions: int = 10, **campaign_fields) -> Topic:
     """A topic of a local campaign: 3 assignments per HIT, a top 6 compared in groups of 3,
     two tasks (six pairs) per comparison batch, every pair budgeted; no traps."""
-    options = dict(
-        status="active", assignments_per_hit=3, top_k=6, comparison_group_size=3, batch_pairs=6,
-        pair_budget_fraction=1.0, stop_stable_refits=50, trap_rate=0,
-    )
+    options = {
+        "status": "active",
+        "assignments_per_hit": 3,
+        "top_k": 6,
+        "comparison_group_size": 3,
+        "batch_pairs": 6,
+        "pair_budget_fraction": 1.0,
+        "stop_stable_refits": 50,
+        "trap_rate": 0,
+    }
     campaign = CampaignFactory(**{**options, **campaign_fields})
     topic = TopicFactory(campaign=campaign, state=Topic.State.IMPORTING)
     for index in range(propositions):
@@ -39,8 +45,12 @@ def batch_answer(batch: Batch, rng: random.Random) -> None:
                 fields = {f"rating-{pid}": [str(rng.randint(1, 5))] for pid in content.item_ids}
             else:
                 fields = {"order": [",".join(map(str, rng.sample(content.item_ids, len(content.item_ids))))]}
-            answer_submit(content=content, assignment_id=f"3FAULT{task.pk:08d}{worker[-4:]}",
-                          worker_external_id=worker, fields=fields)
+            answer_submit(
+                content=content,
+                assignment_id=f"3FAULT{task.pk:08d}{worker[-4:]}",
+                worker_external_id=worker,
+                fields=fields,
+            )
     Assignment.objects.filter(task__batch=batch).update(verification=Assignment.Verification.VERIFIED)
 
 

@@ -36,6 +36,4 @@ def isolated() -> Iterator[None]:
 
 def answer_counts() -> dict[str, int]:
     """Everything a HIT submission may write."""
-    return {
-        model.__name__: model.objects.count() for model in (Worker, Assignment, LikertLabel, Comparison)
-    }
+    return {model.__name__: model.objects.count() for model in (Worker, Assignment, LikertLabel, Comparison)}

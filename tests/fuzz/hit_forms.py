@@ -125,7 +125,9 @@ def valid_fields(kind: str, item_ids: list[int]):
     """A plain valid answer, as the page's own form sends it."""
     if kind == Batch.Kind.LIKERT:
         return st.lists(st.integers(1, 5), min_size=len(item_ids), max_size=len(item_ids)).map(
-            lambda scores: Posted(tuple((f"rating-{pid}", str(score)) for pid, score in zip(item_ids, scores, strict=True)))
+            lambda scores: Posted(
+                tuple((f"rating-{pid}", str(score)) for pid, score in zip(item_ids, scores, strict=True))
+            )
         )
     return st.permutations(item_ids).map(lambda order: Posted((("order", ",".join(map(str, order))),)))
 

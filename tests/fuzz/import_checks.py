@@ -16,7 +16,9 @@ def import_snapshot(campaign) -> dict:
     """Everything an import may write, for 'nothing was written' comparisons."""
     return {
         "propositions": sorted(
-            Proposition.objects.filter(topic__campaign=campaign).values_list("id", "topic_id", "normalized", "trap_kind")
+            Proposition.objects.filter(topic__campaign=campaign).values_list(
+                "id", "topic_id", "normalized", "trap_kind"
+            )
         ),
         "topics": sorted(Topic.objects.filter(campaign=campaign).values_list("id", "key", "description")),
         "imports": sorted(ImportRecord.objects.filter(campaign=campaign).values_list("id", flat=True)),

@@ -78,6 +78,7 @@ class ProposedFile:
 
 def _variant(record: Record, data) -> Record:
     """The same proposition written differently: the importer counts it as a duplicate."""
+
     def vary(text: str) -> str:
         return data.draw(st.sampled_from([text, text.upper(), f"  {text} ", text.replace(" ", "  ")]))
 
@@ -122,7 +123,11 @@ def _tabular(records, *, delimiter: str, draw, newline: str) -> tuple[str, tuple
     writer = csv.writer(out, delimiter=delimiter, lineterminator=newline, quoting=quoting)
     writer.writerow(header)
     for record in records:
-        values = {**vars(record), "confidence": "" if record.confidence is None else repr(record.confidence), "extra": "x"}
+        values = {
+            **vars(record),
+            "confidence": "" if record.confidence is None else repr(record.confidence),
+            "extra": "x",
+        }
         writer.writerow([values[name] for name in columns])
     return out.getvalue(), records
 
@@ -196,7 +201,9 @@ def valid_files(draw, formats=FILE_FORMATS) -> ProposedFile:
         drafts = draw(_records(text=_openie_text, topics=[topic]))
         layout = draw(st.sampled_from([_openie_column, _openie_simple]))
         records = tuple(
-            _openie_record(draft, draw(st.lists(_openie_argument, min_size=1, max_size=3)), marked=layout is _openie_simple)
+            _openie_record(
+                draft, draw(st.lists(_openie_argument, min_size=1, max_size=3)), marked=layout is _openie_simple
+            )
             for draft in drafts
         )
         text = layout(records, newline=newline)
@@ -278,8 +285,22 @@ def _lines(content: bytes) -> list[bytes]:
 def _mutate(draw, content: bytes) -> bytes:
     kind = draw(
         st.sampled_from(
-            ["truncate", "drop_line", "repeat_line", "swap_lines", "drop_field", "add_field", "stray_bytes",
-             "bad_json_line", "json_escape", "reencode", "blank_lines", "empty", "long_value", "huge_field"]
+            [
+                "truncate",
+                "drop_line",
+                "repeat_line",
+                "swap_lines",
+                "drop_field",
+                "add_field",
+                "stray_bytes",
+                "bad_json_line",
+                "json_escape",
+                "reencode",
+                "blank_lines",
+                "empty",
+                "long_value",
+                "huge_field",
+            ]
         )
     )
     lines = _lines(content)
@@ -313,7 +334,7 @@ def _mutate(draw, content: bytes) -> bytes:
         escape = draw(st.sampled_from([b"\\u0000", b"\\ud800", b"\\udfff", b"\\ud83d", b"\\ud83d\\ude00"]))
         parts = content.split(b'": "')
         at = draw(st.integers(1, len(parts) - 1)) if len(parts) > 1 else 0
-        return b'": "'.join(parts[:at] + [escape + b"".join(parts[at:at + 1])] + parts[at + 1 :])
+        return b'": "'.join(parts[:at] + [escape + b"".join(parts[at : at + 1])] + parts[at + 1 :])
     if kind == "long_value":  # a topic key over 100 characters, or a proposition over 2,000 bytes
         where = draw(st.sampled_from([b'"topic": "', b'"TOPIC": "', b"\n", b"\t", b"("]))
         return content.replace(where, where + b"k" * draw(st.sampled_from([101, 2_100])), 1)

@@ -100,11 +100,13 @@ def campaign_with_data(campaign):
     assert campaign.slug == CAMPAIGN_SLUG
     loans = campaign.topics.get(key="loans")
     first, second = Proposition.objects.filter(topic=loans).order_by("id")
-    PropositionScore.objects.create(proposition=first, likert_mean=4.2, likert_n=5, in_comparisons=True,
-                                    mu=30.0, sigma=1.0, comparisons=12, rank=1)
+    PropositionScore.objects.create(
+        proposition=first, likert_mean=4.2, likert_n=5, in_comparisons=True, mu=30.0, sigma=1.0, comparisons=12, rank=1
+    )
     PropositionScore.objects.create(proposition=second, likert_mean=3.0, likert_n=5, rank=2)
-    RankingSnapshot.objects.create(topic=loans, number=1, comparisons_used=10, spearman_previous=0.9,
-                                   ranking=[[first.pk, 30.0, 1.0]])
+    RankingSnapshot.objects.create(
+        topic=loans, number=1, comparisons_used=10, spearman_previous=0.9, ranking=[[first.pk, 30.0, 1.0]]
+    )
     task = TaskFactory(batch=BatchFactory(topic=loans), propositions=[first, second])
     worker = WorkerFactory()
     AssignmentFactory(task=task, worker=worker, hit=HITFactory(task=task))
@@ -163,7 +165,9 @@ def test_the_error_shape_is_the_application_errors(campaign_with_data, researche
 
 
 def test_a_worker_without_a_quality_override_matches_the_schema(campaign_with_data, researcher_token):
-    case = schema["/api/campaigns/{campaign_slug}/workers/"]["GET"].Case(path_parameters={"campaign_slug": CAMPAIGN_SLUG})
+    case = schema["/api/campaigns/{campaign_slug}/workers/"]["GET"].Case(
+        path_parameters={"campaign_slug": CAMPAIGN_SLUG}
+    )
     response = case.call(headers={"Authorization": f"Token {researcher_token}"})
     assert response.json()["results"][0]["quality"]["override_status"] == ""
     case.validate_response(response, checks=[response_schema_conformance])

@@ -117,7 +117,9 @@ def test_the_api_gives_the_importers_verdict_on_the_same_bytes(api_client, campa
     min_confidence=st.one_of(st.sampled_from(["0", "0.5", "1", "1.5", "-0.1", "nan", "inf", "1e309", ""]), _form_text),
     topic=st.one_of(st.none(), _form_text, st.text(st.characters(codec="ascii"), min_size=95, max_size=110)),
 )
-def test_any_form_fields_get_a_201_or_a_400_that_says_what_to_fix(api_client, campaign, file, format, min_confidence, topic):
+def test_any_form_fields_get_a_201_or_a_400_that_says_what_to_fix(
+    api_client, campaign, file, format, min_confidence, topic
+):
     fields = {"format": format, "min_confidence": min_confidence, **({} if topic is None else {"topic": topic})}
     with isolated():
         before = import_snapshot(campaign)
@@ -129,7 +131,9 @@ def test_any_form_fields_get_a_201_or_a_400_that_says_what_to_fix(api_client, ca
 
 @FUZZ_SLOW
 @given(file=_any_file, topics=st.one_of(st.none(), topics_files(), mutated_topics_files()))
-def test_the_command_gives_the_importers_verdict_and_exits_2_on_refusal(campaign, file, topics, tmp_path_factory, capsys):
+def test_the_command_gives_the_importers_verdict_and_exits_2_on_refusal(
+    campaign, file, topics, tmp_path_factory, capsys
+):
     folder = tmp_path_factory.mktemp("import")
     path = folder / file.name
     path.write_bytes(file.content)
@@ -163,12 +167,20 @@ def test_the_command_gives_the_importers_verdict_and_exits_2_on_refusal(campaign
 @pytest.mark.parametrize(
     "name, content, problems",
     [
-        ("p.tsv", b"topic\tsubject\trelation\tobject\rloans\ta\tb\tc\r",  # classic Mac line ends: one line
-         ["p.tsv:1: unreadable header: a carriage return (CR) not followed by a line feed, outside quotes; "
-          "lines end with LF or CRLF"]),
+        (
+            "p.tsv",
+            b"topic\tsubject\trelation\tobject\rloans\ta\tb\tc\r",  # classic Mac line ends: one line
+            [
+                "p.tsv:1: unreadable header: a carriage return (CR) not followed by a line feed, outside quotes; "
+                "lines end with LF or CRLF"
+            ],
+        ),
         ("p.jsonl", b'{"topic": "t", "subject":\r "a", "relation": "b", "object": "c"}\n', None),  # JSON white space
-        ("p.tsv", b'topic\tsubject\trelation\tobject\nloans\t"a\rb"\tb\tc\nloans\t\tb\tc\n',  # CR in quotes
-         ["p.tsv:3 [subject]: required field is empty"]),
+        (
+            "p.tsv",
+            b'topic\tsubject\trelation\tobject\nloans\t"a\rb"\tb\tc\nloans\t\tb\tc\n',  # CR in quotes
+            ["p.tsv:3 [subject]: required field is empty"],
+        ),
     ],
     ids=["mac-line-ends", "json-whitespace", "quoted-field"],
 )

@@ -131,7 +131,9 @@ def test_a_broken_topics_file_refuses_the_whole_import(campaign, file, topics):
 
 
 @FUZZ
-@given(file=valid_files(), trap_kind=st.one_of(st.sampled_from(["obvious", "", "NONE", " subtle"]), st.text(max_size=10)))
+@given(
+    file=valid_files(), trap_kind=st.one_of(st.sampled_from(["obvious", "", "NONE", " subtle"]), st.text(max_size=10))
+)
 def test_an_unknown_trap_kind_is_refused_before_anything_is_written(campaign, file, trap_kind):
     with isolated():
         before = import_snapshot(campaign)
@@ -193,7 +195,9 @@ def test_a_topic_key_over_100_characters_in_the_topics_file(campaign):
 def test_a_topic_key_over_100_characters_from_an_open_ie_file_name(campaign):
     line = "0.9\t\tSimpleArgument(a,List([0, 1)))\tRelation(b,List([2, 3)))\tSimpleArgument(c,List([4, 5)))\tA b c.\n"
     file = ProposedFile("n" * 101 + ".txt", "openie", "openie", line.encode(), ())
-    assert _refusal(campaign, file) == [f"{file.name}:1 [topic]: the topic key is 101 characters long; the limit is 100"]
+    assert _refusal(campaign, file) == [
+        f"{file.name}:1 [topic]: the topic key is 101 characters long; the limit is 100"
+    ]
 
 
 def test_a_nul_character_from_a_json_escape(campaign):
@@ -226,7 +230,7 @@ def test_a_json_lone_surrogate_escape(campaign, escape):
 
 def test_a_json_surrogate_pair_is_one_character(campaign):
     _import(campaign, _jsonl(JSON_ROW + b', "source": "\\ud83d\\ude00"}'))
-    assert Proposition.objects.get(topic__key="t").source == "\U0001F600"
+    assert Proposition.objects.get(topic__key="t").source == "\U0001f600"
 
 
 def test_a_json_confidence_past_float_range(campaign):
@@ -250,19 +254,23 @@ def test_deeply_nested_json(campaign):
 
 def test_a_json_array_where_text_belongs(campaign):
     nested = b"[" * 50 + b"]" * 50  # str() of one nested deep enough would exceed the recursion limit
-    assert _refusal(campaign, _jsonl(b'{"topic": "t", "subject": ' + nested + b', "relation": "r", "object": "o"}')) == [
-        "p.jsonl:1 [subject]: expected text, got a JSON array"
-    ]
+    assert _refusal(
+        campaign, _jsonl(b'{"topic": "t", "subject": ' + nested + b', "relation": "r", "object": "o"}')
+    ) == ["p.jsonl:1 [subject]: expected text, got a JSON array"]
 
 
 @pytest.mark.parametrize(
     "topics_text, problem",
     [
-        (TOPICS_HEADER + b"loans\tpaying\rfor college\n",
-         "topics.tsv:2: unreadable row: a carriage return (CR) not followed by a line feed, outside quotes; "
-         "lines end with LF or CRLF"),
-        (TOPICS_HEADER + b"loans\t" + b"x" * 140_000 + b"\n",
-         "topics.tsv:2: unreadable row: field larger than field limit (131072)"),
+        (
+            TOPICS_HEADER + b"loans\tpaying\rfor college\n",
+            "topics.tsv:2: unreadable row: a carriage return (CR) not followed by a line feed, outside quotes; "
+            "lines end with LF or CRLF",
+        ),
+        (
+            TOPICS_HEADER + b"loans\t" + b"x" * 140_000 + b"\n",
+            "topics.tsv:2: unreadable row: field larger than field limit (131072)",
+        ),
     ],
     ids=["bare-cr", "huge-field"],
 )
@@ -282,7 +290,9 @@ def test_a_proposition_at_the_limit_is_stored(campaign):
     """The limit is in bytes of the normalized text ('é' is two, each ' – ' five), and text
     that does not compress fits PostgreSQL's index at the limit."""
     rng = random.Random(7)
-    letters = rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=PROPOSITION_MAX_BYTES - len(" – r – o".encode()) - 400)
+    letters = rng.choices(
+        "abcdefghijklmnopqrstuvwxyz0123456789", k=PROPOSITION_MAX_BYTES - len(" – r – o".encode()) - 400
+    )
     subject = "".join(rng.sample(letters + ["é"] * 200, k=len(letters) + 200))
     _import(campaign, _tsv(HEADER + f"loans\t{subject}\tr\to\n"))
     assert len(Proposition.objects.get(subject=subject).normalized.encode()) == PROPOSITION_MAX_BYTES

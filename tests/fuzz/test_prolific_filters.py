@@ -16,12 +16,20 @@ from tests.fuzz.examples import FUZZ, isolated
 pytestmark = pytest.mark.django_db
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
-JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                           max_size=4), max_leaves=20)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
 FIELDS = st.sampled_from(["filter_id", "selected_values", "selected_range", "weightings", "lower", "upper", "other"])
 NEAR_FILTERS = st.lists(
-    st.dictionaries(FIELDS, JSON | st.lists(st.text(max_size=3), max_size=3)
-                    | st.dictionaries(st.sampled_from(["lower", "upper", "x"]), SCALARS, max_size=2), max_size=4),
+    st.dictionaries(
+        FIELDS,
+        JSON
+        | st.lists(st.text(max_size=3), max_size=3)
+        | st.dictionaries(st.sampled_from(["lower", "upper", "x"]), SCALARS, max_size=2),
+        max_size=4,
+    ),
     max_size=3,
 )
 
@@ -42,8 +50,12 @@ def test_arbitrary_json_is_accepted_or_refused_with_a_message(value):
 
 @FUZZ
 @given(NEAR_FILTERS)
-@example([{"filter_id": "approval_rate", "selected_range": {"lower": 95.5}},
-          {"filter_id": "handedness", "selected_values": ["0", "1"], "weightings": {"0": 1, "1": 3}}])
+@example(
+    [
+        {"filter_id": "approval_rate", "selected_range": {"lower": 95.5}},
+        {"filter_id": "handedness", "selected_values": ["0", "1"], "weightings": {"0": 1, "1": 3}},
+    ]
+)
 def test_what_is_accepted_is_stored_and_read_back_unchanged(value):
     accepted = _check(value)
     if accepted is None:

@@ -69,8 +69,12 @@ def _identity_fields(identity: str, task, other_task, assignment: str, worker: s
         posted_assignment = minted["assignment"] = f"{assignment} é"
     elif identity == "no_worker":
         posted_worker = minted["worker"] = ""
-    token = _token(minted["task_uuid"], minted["assignment"], minted["worker"],
-                   expired_for=task if identity == "expired_token" else None)
+    token = _token(
+        minted["task_uuid"],
+        minted["assignment"],
+        minted["worker"],
+        expired_for=task if identity == "expired_token" else None,
+    )
     if identity == "garbage_token":
         token = token[::-1]
     elif identity == "tampered_token":
@@ -117,7 +121,9 @@ _post_step = st.fixed_dictionaries(
         "worker": st.sampled_from(["WORKER1", "WORKER1", "WORKER1", "WORKER2"]),
         "json": st.booleans(),
         "elapsed_ms": elapsed,
-        "turk_submit_to": st.sampled_from([None, "https://workersandbox.mturk.com", "javascript:alert(1)", "http://[::1"]),
+        "turk_submit_to": st.sampled_from(
+            [None, "https://workersandbox.mturk.com", "javascript:alert(1)", "http://[::1"]
+        ),
         "answer": st.sampled_from(["valid", "fuzzed", "repeat", "repeat"]),  # repeat: the previous post's answer
     }
 )
@@ -212,8 +218,13 @@ _CONTENT_TYPES = [
 def test_an_arbitrary_body_is_a_4xx_and_writes_nothing(client, likert_task, body, content_type, wants_json):
     before = answer_counts()
     with isolated():
-        response = client.generic("POST", f"/hit/{likert_task.uuid}/submit/", body, content_type=content_type,
-                                  **(JSON if wants_json else HTML))
+        response = client.generic(
+            "POST",
+            f"/hit/{likert_task.uuid}/submit/",
+            body,
+            content_type=content_type,
+            **(JSON if wants_json else HTML),
+        )
         assert response.status_code == 400, response.content[:300]
         assert answer_counts() == before
         if wants_json:
@@ -221,7 +232,10 @@ def test_an_arbitrary_body_is_a_4xx_and_writes_nothing(client, likert_task, body
             assert response.json()["code"] and response.json()["message"]
             event(f"JSON {response.json()['code']}")
         else:
-            assert response["Content-Type"].startswith("text/html") and 'class="error-message"' in response.content.decode()
+            assert (
+                response["Content-Type"].startswith("text/html")
+                and 'class="error-message"' in response.content.decode()
+            )
 
 
 @FUZZ
@@ -302,7 +316,10 @@ def test_two_fields_rating_one_statement_are_refused(client, likert_task, alias)
     response = _post(client, f"/hit/{likert_task.uuid}/submit/", pairs, JSON)
     assert response.status_code == 400 and response.json()["code"] == "invalid_answer"
     assert response.json()["details"] == [
-        {"field": alias.format(first), "message": f"Not a field of this task: statement {first} is rated in the field rating-{first}."}
+        {
+            "field": alias.format(first),
+            "message": f"Not a field of this task: statement {first} is rated in the field rating-{first}.",
+        }
     ]
     assert not Assignment.objects.exists()
 

@@ -27,8 +27,13 @@ def _import_topic(campaign: Campaign, n: int, rng: random.Random) -> dict[int, f
         truth[f"p{index}"] = rng.gauss(0, 1)
         lines.append(f"e2e\tstatement {index}\tis about\taspect {index} of the topic\t0.9\tp{index}")
     topics = io.BytesIO(b"key\tdescription\ne2e\tan end-to-end test topic\n")
-    propositions_import(campaign=campaign, source=io.BytesIO(("\n".join(lines) + "\n").encode()),
-                        filename="e2e.tsv", topics_source=topics, topics_filename="topics.tsv")
+    propositions_import(
+        campaign=campaign,
+        source=io.BytesIO(("\n".join(lines) + "\n").encode()),
+        filename="e2e.tsv",
+        topics_source=topics,
+        topics_filename="topics.tsv",
+    )
     ids = dict(Proposition.objects.filter(topic__campaign=campaign).values_list("external_id", "pk"))
     return {ids[key]: value for key, value in truth.items()}
 
@@ -37,9 +42,15 @@ def _import_topic(campaign: Campaign, n: int, rng: random.Random) -> dict[int, f
 @pytest.mark.mturk
 def test_a_topic_goes_from_import_to_an_exported_ranking_without_manual_steps(celery_worker_process, live_server):
     campaign = campaign_create(
-        slug="e2e", name="End to end", mturk_environment=Campaign.Environment.LOCAL,
-        status=Campaign.Status.ACTIVE, assignments_per_hit=3, top_k=15, batch_pairs=30,
-        pair_budget_fraction=0.6, trap_rate=0.1,
+        slug="e2e",
+        name="End to end",
+        mturk_environment=Campaign.Environment.LOCAL,
+        status=Campaign.Status.ACTIVE,
+        assignments_per_hit=3,
+        top_k=15,
+        batch_pairs=30,
+        pair_budget_fraction=0.6,
+        trap_rate=0.1,
     )
     latent = _import_topic(campaign, 60, random.Random(11))
     topic = campaign.topics.get()
@@ -53,8 +64,16 @@ def test_a_topic_goes_from_import_to_an_exported_ranking_without_manual_steps(ce
         if topic.state == Topic.State.DONE:
             break
         open_hits = list(HIT.objects.filter(task__batch__topic=topic, complete=False).values_list("hit_id", flat=True))
-        crowd_simulate(localturk_url=f"{live_server.url}/localturk/", workers=12, spammers=0.0, trap_blind=0.0,
-                       seed=rounds, latent=latent, traps=traps, hit_ids=open_hits)
+        crowd_simulate(
+            localturk_url=f"{live_server.url}/localturk/",
+            workers=12,
+            spammers=0.0,
+            trap_blind=0.0,
+            seed=rounds,
+            latent=latent,
+            traps=traps,
+            hit_ids=open_hits,
+        )
         rounds += 1
         time.sleep(1)  # beat syncs every 2 s; the worker runs QC, advances and publishes
     assert topic.state == Topic.State.DONE, f"topic still {topic.state} after {rounds} rounds"

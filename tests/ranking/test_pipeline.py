@@ -20,14 +20,22 @@ WORKERS = [f"AWORKER{i:07d}" for i in range(12)]
 
 
 def make_topic(n=30, **campaign_options) -> tuple[Topic, dict[int, float]]:
-    options = dict(assignments_per_hit=3, top_k=10, batch_pairs=20, pair_budget_fraction=0.5,
-                   trap_rate=0.0, stop_stable_refits=50)
+    options = {
+        "assignments_per_hit": 3,
+        "top_k": 10,
+        "batch_pairs": 20,
+        "pair_budget_fraction": 0.5,
+        "trap_rate": 0.0,
+        "stop_stable_refits": 50,
+    }
     options.update(campaign_options)
     campaign = CampaignFactory(**options)
     topic = TopicFactory(campaign=campaign, description="testing the pipeline")
     latent = {}
     for index in range(n):
-        proposition = PropositionFactory(topic=topic, subject=f"subject {index}", relation="is", object=f"object {index}")
+        proposition = PropositionFactory(
+            topic=topic, subject=f"subject {index}", relation="is", object=f"object {index}"
+        )
         latent[proposition.pk] = index / n
     return topic, latent
 
@@ -48,13 +56,16 @@ def answer_batch(batch: Batch, latent: dict[int, float], rng: random.Random, ver
         content = hit_content_get(task.uuid)
         for worker in rng.sample(WORKERS, task.assignments_needed):
             if batch.kind == Batch.Kind.LIKERT:
-                fields = {f"rating-{pid}": [str(min(5, max(1, round(1 + 4 * latent[pid] + rng.gauss(0, 0.4)))))]
-                          for pid in content.item_ids}
+                fields = {
+                    f"rating-{pid}": [str(min(5, max(1, round(1 + 4 * latent[pid] + rng.gauss(0, 0.4)))))]
+                    for pid in content.item_ids
+                }
             else:
                 order = sorted(content.item_ids, key=lambda pid: -(latent[pid] + rng.gauss(0, 0.02)))
                 fields = {"order": [",".join(str(pid) for pid in order)]}
-            answer_submit(content=content, assignment_id=f"AS{task.pk:08d}{worker[-4:]}", worker_external_id=worker,
-                          fields=fields)
+            answer_submit(
+                content=content, assignment_id=f"AS{task.pk:08d}{worker[-4:]}", worker_external_id=worker, fields=fields
+            )
     if verify:
         Assignment.objects.filter(task__batch=batch).update(verification=Assignment.Verification.VERIFIED)
 
@@ -82,7 +93,9 @@ def test_waits_until_the_likert_round_is_complete_and_verified(django_capture_on
     assert step.details["top_k"] >= 10
     first = Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON)
     assert first.number == 1 and calls == [(first.pk, False)]
-    assert PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).count() == step.details["top_k"]
+    assert (
+        PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).count() == step.details["top_k"]
+    )
     assert PropositionScore.objects.filter(proposition__topic=topic, likert_n=3).count() == 30
 
 
@@ -112,9 +125,13 @@ def test_a_whole_topic_runs_to_done_within_the_pair_budget(django_capture_on_com
     assert snapshots.count() == len(calls)
     assert snapshots.first().spearman_previous is None and snapshots.last().spearman_previous is not None
     assert snapshots.last().comparisons_used == Comparison.objects.filter(winner__topic=topic).count()
-    compared = {s.proposition_id: s.mu for s in PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True)}
+    compared = {
+        s.proposition_id: s.mu for s in PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True)
+    }
     assert spearman(compared, {pid: latent[pid] for pid in compared}) > 0.8
-    ranks = list(PropositionScore.objects.filter(proposition__topic=topic).order_by("rank").values_list("rank", flat=True))
+    ranks = list(
+        PropositionScore.objects.filter(proposition__topic=topic).order_by("rank").values_list("rank", flat=True)
+    )
     assert ranks == list(range(1, 31))
 
 
@@ -123,7 +140,7 @@ def test_stops_when_the_ranking_has_settled(django_capture_on_commit_callbacks):
     topic, latent = make_topic(pair_budget_fraction=1.0, stop_stable_refits=1, stop_spearman=-1.0)
     rng = random.Random(3)
     answer_batch(start_likert(topic), latent, rng)
-    calls, publish = publish_recorder()
+    _calls, publish = publish_recorder()
     with django_capture_on_commit_callbacks(execute=True):
         pipeline.topic_advance(topic_id=topic.pk, publish=publish)
     answer_batch(Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON, number=1), latent, rng)
@@ -166,7 +183,7 @@ def test_excluded_workers_are_left_out_of_the_likert_means(django_capture_on_com
     # An admin override excludes one worker: its labels stay stored but stop counting.
     victim = Worker.objects.order_by("external_id").first()
     WorkerQuality.objects.create(campaign=topic.campaign, worker=victim, override_status=WorkerQuality.Status.EXCLUDED)
-    calls, publish = publish_recorder()
+    _calls, publish = publish_recorder()
     with django_capture_on_commit_callbacks(execute=True):
         pipeline.topic_advance(topic_id=topic.pk, publish=publish)
     victim_items = set(victim.likert_labels.values_list("proposition_id", flat=True))
@@ -190,7 +207,7 @@ def test_two_concurrent_advances_create_one_batch():
         pytest.skip("row locks need PostgreSQL; `make test` runs this on PostgreSQL")
     topic, latent = make_topic()
     answer_batch(start_likert(topic), latent, random.Random(6))
-    calls, publish = publish_recorder()
+    _calls, publish = publish_recorder()
     barrier = threading.Barrier(2)
     results, errors = [], []
 
@@ -198,7 +215,7 @@ def test_two_concurrent_advances_create_one_batch():
         try:
             barrier.wait()
             results.append(pipeline.topic_advance(topic_id=topic.pk, publish=publish).action)
-        except Exception as error:  # noqa: BLE001 — surfaced by the assertion below
+        except Exception as error:
             errors.append(error)
         finally:
             connection.close()

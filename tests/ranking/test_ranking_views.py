@@ -29,19 +29,36 @@ def topic(owner):
     """80 scored propositions (the best 60 compared), a trap, and three refits."""
     topic = TopicFactory(campaign=CampaignFactory(owner=owner, slug="loans-run"), key="loans")
     propositions = PropositionFactory.create_batch(80, topic=topic)
-    PropositionFactory(topic=topic, subject="This sentence is not important", relation="", object="",
-                       trap_kind=Proposition.TrapKind.OBVIOUS)
+    PropositionFactory(
+        topic=topic,
+        subject="This sentence is not important",
+        relation="",
+        object="",
+        trap_kind=Proposition.TrapKind.OBVIOUS,
+    )
     PropositionScore.objects.bulk_create(
         PropositionScore(
-            proposition=p, likert_mean=5 - i / 20, likert_n=5, in_comparisons=i < COMPARED,
-            mu=40 - i / 2 if i < COMPARED else None, sigma=1 + i / 100 if i < COMPARED else None,
-            comparisons=12 if i < COMPARED else 0, rank=i + 1,
+            proposition=p,
+            likert_mean=5 - i / 20,
+            likert_n=5,
+            in_comparisons=i < COMPARED,
+            mu=40 - i / 2 if i < COMPARED else None,
+            sigma=1 + i / 100 if i < COMPARED else None,
+            comparisons=12 if i < COMPARED else 0,
+            rank=i + 1,
         )
         for i, p in enumerate(propositions)
     )
     for number, (used, spearman) in enumerate([(100, None), (200, 0.91), (300, 0.97)], start=1):
-        RankingSnapshot.objects.create(topic=topic, number=number, comparisons_used=used, spearman_previous=spearman,
-                                       entered_top=3, left_top=3, ranking=[])
+        RankingSnapshot.objects.create(
+            topic=topic,
+            number=number,
+            comparisons_used=used,
+            spearman_previous=spearman,
+            entered_top=3,
+            left_top=3,
+            ranking=[],
+        )
     return topic
 
 
@@ -56,8 +73,12 @@ def url(name, topic, *args):
 
 
 def test_pages_and_downloads_need_a_login_and_stay_with_their_researcher(client, topic, django_user_model):
-    urls = [url("topic-ranking", topic), url("ranking-download", topic, "csv"), url("labels-download", topic),
-            url("concept-map-download", topic)]
+    urls = [
+        url("topic-ranking", topic),
+        url("ranking-download", topic, "csv"),
+        url("labels-download", topic),
+        url("concept-map-download", topic),
+    ]
     for address in urls:
         response = client.get(address)
         assert response.status_code == 302 and response.url.startswith("/accounts/login/"), address
@@ -78,7 +99,10 @@ def test_the_page_draws_both_plots_and_a_sortable_table(owner_client, topic):
     assert "Refit #3 used 300 comparisons; Spearman 0.970 with the previous refit" in page
     assert page.count("<tbody>") == 1 and page.count("<tr>") == 1 + 80  # the trap is left out
     assert '<table class="ranking" data-sortable' in page
-    assert '<th scope="col" class="num" aria-sort="ascending" data-type="number"><button type="button" class="sort">Rank</button>' in page
+    assert (
+        '<th scope="col" class="num" aria-sort="ascending" data-type="number"><button type="button" class="sort">Rank</button>'
+        in page
+    )
     assert '<script src="/static/js/sortable-table.js" defer></script>' in page
     assert "40.00 ± 1.00" in page and "—" in page  # μ ± σ, and none for the uncompared
 
@@ -98,11 +122,14 @@ def test_before_any_refit_the_plots_say_there_is_no_data_yet(owner_client, topic
     assert page.count("no data yet") == 2 and "No TrueSkill refit yet" in page
 
 
-@pytest.mark.parametrize("fmt, content_type", [
-    ("csv", "text/csv; charset=utf-8"),
-    ("tsv", "text/tab-separated-values; charset=utf-8"),
-    ("jsonl", "application/jsonl; charset=utf-8"),
-])
+@pytest.mark.parametrize(
+    "fmt, content_type",
+    [
+        ("csv", "text/csv; charset=utf-8"),
+        ("tsv", "text/tab-separated-values; charset=utf-8"),
+        ("jsonl", "application/jsonl; charset=utf-8"),
+    ],
+)
 def test_the_ranking_downloads_in_each_format(owner_client, topic, fmt, content_type):
     response = owner_client.get(url("ranking-download", topic, fmt))
 
@@ -133,7 +160,8 @@ def test_the_raw_labels_download_holds_every_label_and_vote(owner_client, topic)
     assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans-labels.csv"'
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [(row["kind"], row["worker"], row["score"], row["winner_id"]) for row in rows] == [
-        ("likert", "AWORKER1", "4", ""), ("comparison", "AWORKER1", "", str(first.pk)),
+        ("likert", "AWORKER1", "4", ""),
+        ("comparison", "AWORKER1", "", str(first.pk)),
     ]
 
 

@@ -173,7 +173,10 @@ def test_crowd_env_differs_from_the_default_only_in_beta():
 
     assert crowd.beta == pytest.approx(1.5 * DEFAULT_SIGMA) == pytest.approx(3 * default.beta)
     assert (crowd.mu, crowd.sigma, crowd.tau, crowd.draw_probability) == (
-        default.mu, default.sigma, default.tau, default.draw_probability
+        default.mu,
+        default.sigma,
+        default.tau,
+        default.draw_probability,
     )
 
 

@@ -6,7 +6,9 @@ from config.errors import ApplicationError
 
 
 class Command(BaseCommand):
-    help = "Create a campaign with the paper's defaults (5 per HIT, 5 assignments, $0.06/$0.05, top 100, 10 % of pairs)."
+    help = (
+        "Create a campaign with the paper's defaults (5 per HIT, 5 assignments, $0.06/$0.05, top 100, 10 % of pairs)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")

@@ -18,8 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("--topic", help="Topic key for Open IE files (default: the file name).")
         parser.add_argument("--format", default="auto", help=f"auto or one of {', '.join(FORMATS)}.")
         parser.add_argument("--min-confidence", type=float, default=0.5)
-        parser.add_argument("--trap-kind", default="none", choices=("none", "subtle"),
-                            help="'subtle' imports the rows as subtle traps (plausible but off-topic).")
+        parser.add_argument(
+            "--trap-kind",
+            default="none",
+            choices=("none", "subtle"),
+            help="'subtle' imports the rows as subtle traps (plausible but off-topic).",
+        )
 
     def handle(self, *args, file, campaign, topics, topic, format, min_confidence, trap_kind, **options):
         try:
@@ -52,6 +56,8 @@ class Command(BaseCommand):
         finally:
             if topics_handle:
                 topics_handle.close()
-        self.stdout.write(self.style.SUCCESS(f"Imported {summary.kept} propositions from {path.name} ({summary.format})."))
+        self.stdout.write(
+            self.style.SUCCESS(f"Imported {summary.kept} propositions from {path.name} ({summary.format}).")
+        )
         for line in summary.lines():
             self.stdout.write(line)

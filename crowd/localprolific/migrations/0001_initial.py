@@ -6,108 +6,206 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Fault',
+            name="Fault",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('throttle', 'Throttle'), ('service_fault', 'Service Fault'), ('lost_response', 'Lost Response'), ('latency', 'Latency')], max_length=16)),
-                ('remaining', models.PositiveIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('retry_after', models.PositiveIntegerField(blank=True, help_text='Seconds, sent with a 429.', null=True)),
-                ('operations', models.JSONField(blank=True, default=list, help_text='Operation names; empty = all.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("throttle", "Throttle"),
+                            ("service_fault", "Service Fault"),
+                            ("lost_response", "Lost Response"),
+                            ("latency", "Latency"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("remaining", models.PositiveIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                (
+                    "retry_after",
+                    models.PositiveIntegerField(blank=True, help_text="Seconds, sent with a 429.", null=True),
+                ),
+                ("operations", models.JSONField(blank=True, default=list, help_text="Operation names; empty = all.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Researcher',
+            name="Researcher",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token_digest', models.CharField(max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token_digest", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('study_id', models.CharField(default=crowd.localprolific.models.new_object_id, max_length=24, unique=True)),
-                ('name', models.CharField(max_length=255)),
-                ('internal_name', models.CharField(blank=True, max_length=255)),
-                ('description', models.TextField()),
-                ('external_study_url', models.TextField()),
-                ('prolific_id_option', models.CharField(max_length=32)),
-                ('completion_codes', models.JSONField(default=list)),
-                ('total_available_places', models.PositiveIntegerField()),
-                ('estimated_completion_time', models.PositiveIntegerField(help_text='Minutes.')),
-                ('maximum_allowed_time', models.PositiveIntegerField(blank=True, help_text='Minutes.', null=True)),
-                ('reward', models.PositiveIntegerField(help_text='Cents of the workspace currency.')),
-                ('device_compatibility', models.JSONField(default=list)),
-                ('peripheral_requirements', models.JSONField(blank=True, default=list)),
-                ('filters', models.JSONField(blank=True, default=list)),
-                ('status', models.CharField(choices=[('UNPUBLISHED', 'Unpublished'), ('PUBLISHING', 'Publishing'), ('SCHEDULED', 'Scheduled'), ('ACTIVE', 'Active'), ('PAUSED', 'Paused'), ('AWAITING REVIEW', 'Awaiting Review'), ('COMPLETED', 'Completed')], default='UNPUBLISHED', max_length=16)),
-                ('stopped', models.BooleanField(default=False, help_text='Stopped by the researcher: final.')),
-                ('date_created', models.DateTimeField()),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('researcher', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='studies', to='localprolific.researcher')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "study_id",
+                    models.CharField(default=crowd.localprolific.models.new_object_id, max_length=24, unique=True),
+                ),
+                ("name", models.CharField(max_length=255)),
+                ("internal_name", models.CharField(blank=True, max_length=255)),
+                ("description", models.TextField()),
+                ("external_study_url", models.TextField()),
+                ("prolific_id_option", models.CharField(max_length=32)),
+                ("completion_codes", models.JSONField(default=list)),
+                ("total_available_places", models.PositiveIntegerField()),
+                ("estimated_completion_time", models.PositiveIntegerField(help_text="Minutes.")),
+                ("maximum_allowed_time", models.PositiveIntegerField(blank=True, help_text="Minutes.", null=True)),
+                ("reward", models.PositiveIntegerField(help_text="Cents of the workspace currency.")),
+                ("device_compatibility", models.JSONField(default=list)),
+                ("peripheral_requirements", models.JSONField(blank=True, default=list)),
+                ("filters", models.JSONField(blank=True, default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("UNPUBLISHED", "Unpublished"),
+                            ("PUBLISHING", "Publishing"),
+                            ("SCHEDULED", "Scheduled"),
+                            ("ACTIVE", "Active"),
+                            ("PAUSED", "Paused"),
+                            ("AWAITING REVIEW", "Awaiting Review"),
+                            ("COMPLETED", "Completed"),
+                        ],
+                        default="UNPUBLISHED",
+                        max_length=16,
+                    ),
+                ),
+                ("stopped", models.BooleanField(default=False, help_text="Stopped by the researcher: final.")),
+                ("date_created", models.DateTimeField()),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "researcher",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="studies",
+                        to="localprolific.researcher",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='BulkBonus',
+            name="BulkBonus",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('bonus_id', models.CharField(default=crowd.localprolific.models.new_object_id, max_length=24, unique=True)),
-                ('entries', models.JSONField(help_text='[{"participant_id", "submission_id", "amount": cents}]')),
-                ('amount', models.PositiveIntegerField(help_text='Cents.')),
-                ('fees', models.PositiveIntegerField(help_text='Cents.')),
-                ('created_at', models.DateTimeField()),
-                ('pay_requests', models.PositiveIntegerField(default=0)),
-                ('researcher', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bulk_bonuses', to='localprolific.researcher')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bulk_bonuses', to='localprolific.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "bonus_id",
+                    models.CharField(default=crowd.localprolific.models.new_object_id, max_length=24, unique=True),
+                ),
+                ("entries", models.JSONField(help_text='[{"participant_id", "submission_id", "amount": cents}]')),
+                ("amount", models.PositiveIntegerField(help_text="Cents.")),
+                ("fees", models.PositiveIntegerField(help_text="Cents.")),
+                ("created_at", models.DateTimeField()),
+                ("pay_requests", models.PositiveIntegerField(default=0)),
+                (
+                    "researcher",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bulk_bonuses",
+                        to="localprolific.researcher",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bulk_bonuses",
+                        to="localprolific.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('submission_id', models.CharField(default=crowd.localprolific.models.new_object_id, max_length=24, unique=True)),
-                ('participant_id', models.CharField(db_index=True, help_text="Prolific's are 24 hex digits.", max_length=64)),
-                ('status', models.CharField(choices=[('RESERVED', 'Reserved'), ('ACTIVE', 'Active'), ('TIMED-OUT', 'Timed Out'), ('AWAITING REVIEW', 'Awaiting Review'), ('APPROVED', 'Approved'), ('RETURNED', 'Returned'), ('REJECTED', 'Rejected')], default='ACTIVE', max_length=16)),
-                ('started_at', models.DateTimeField()),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('study_code', models.CharField(blank=True, max_length=64)),
-                ('rejection_message', models.TextField(blank=True)),
-                ('rejection_category', models.CharField(blank=True, max_length=32)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='localprolific.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "submission_id",
+                    models.CharField(default=crowd.localprolific.models.new_object_id, max_length=24, unique=True),
+                ),
+                (
+                    "participant_id",
+                    models.CharField(db_index=True, help_text="Prolific's are 24 hex digits.", max_length=64),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("RESERVED", "Reserved"),
+                            ("ACTIVE", "Active"),
+                            ("TIMED-OUT", "Timed Out"),
+                            ("AWAITING REVIEW", "Awaiting Review"),
+                            ("APPROVED", "Approved"),
+                            ("RETURNED", "Returned"),
+                            ("REJECTED", "Rejected"),
+                        ],
+                        default="ACTIVE",
+                        max_length=16,
+                    ),
+                ),
+                ("started_at", models.DateTimeField()),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                ("study_code", models.CharField(blank=True, max_length=64)),
+                ("rejection_message", models.TextField(blank=True)),
+                ("rejection_category", models.CharField(blank=True, max_length=32)),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submissions",
+                        to="localprolific.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='BonusPayment',
+            name="BonusPayment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('amount', models.PositiveIntegerField(help_text='Cents.')),
-                ('paid_at', models.DateTimeField()),
-                ('bulk', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='payments', to='localprolific.bulkbonus')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bonus_payments', to='localprolific.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("amount", models.PositiveIntegerField(help_text="Cents.")),
+                ("paid_at", models.DateTimeField()),
+                (
+                    "bulk",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="payments",
+                        to="localprolific.bulkbonus",
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bonus_payments",
+                        to="localprolific.submission",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='study',
-            index=models.Index(fields=['researcher', 'internal_name'], name='localprolific_study_name'),
+            model_name="study",
+            index=models.Index(fields=["researcher", "internal_name"], name="localprolific_study_name"),
         ),
         migrations.AddIndex(
-            model_name='submission',
-            index=models.Index(fields=['study', 'status'], name='localprolific_sub_status'),
+            model_name="submission",
+            index=models.Index(fields=["study", "status"], name="localprolific_sub_status"),
         ),
         migrations.AddConstraint(
-            model_name='submission',
-            constraint=models.UniqueConstraint(fields=('study', 'participant_id'), name='localprolific_one_submission_each'),
+            model_name="submission",
+            constraint=models.UniqueConstraint(
+                fields=("study", "participant_id"), name="localprolific_one_submission_each"
+            ),
         ),
     ]

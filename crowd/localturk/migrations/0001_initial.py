@@ -7,186 +7,277 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Fault',
+            name="Fault",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('throttle', 'Throttle'), ('service_fault', 'Service Fault'), ('latency', 'Latency')], max_length=16)),
-                ('remaining', models.PositiveIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('operations', models.JSONField(blank=True, default=list, help_text='Operation names; empty = all.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("throttle", "Throttle"), ("service_fault", "Service Fault"), ("latency", "Latency")],
+                        max_length=16,
+                    ),
+                ),
+                ("remaining", models.PositiveIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("operations", models.JSONField(blank=True, default=list, help_text="Operation names; empty = all.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='HIT',
+            name="HIT",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hit_id', models.CharField(default=crowd.localturk.models.new_entity_id, max_length=30, unique=True)),
-                ('question', models.TextField()),
-                ('external_url', models.TextField()),
-                ('frame_height', models.PositiveIntegerField(default=0)),
-                ('requester_annotation', models.CharField(blank=True, max_length=255)),
-                ('max_assignments', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField()),
-                ('expiration', models.DateTimeField()),
-                ('status', models.CharField(choices=[('Assignable', 'Assignable'), ('Unassignable', 'Unassignable'), ('Reviewable', 'Reviewable'), ('Reviewing', 'Reviewing'), ('Disposed', 'Disposed')], default='Assignable', max_length=16)),
-                ('pending', models.PositiveIntegerField(default=0)),
-                ('available', models.PositiveIntegerField(default=0)),
-                ('completed', models.PositiveIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("hit_id", models.CharField(default=crowd.localturk.models.new_entity_id, max_length=30, unique=True)),
+                ("question", models.TextField()),
+                ("external_url", models.TextField()),
+                ("frame_height", models.PositiveIntegerField(default=0)),
+                ("requester_annotation", models.CharField(blank=True, max_length=255)),
+                ("max_assignments", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField()),
+                ("expiration", models.DateTimeField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("Assignable", "Assignable"),
+                            ("Unassignable", "Unassignable"),
+                            ("Reviewable", "Reviewable"),
+                            ("Reviewing", "Reviewing"),
+                            ("Disposed", "Disposed"),
+                        ],
+                        default="Assignable",
+                        max_length=16,
+                    ),
+                ),
+                ("pending", models.PositiveIntegerField(default=0)),
+                ("available", models.PositiveIntegerField(default=0)),
+                ("completed", models.PositiveIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name='HITType',
+            name="HITType",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('type_id', models.CharField(default=crowd.localturk.models.new_entity_id, max_length=30, unique=True)),
-                ('group_id', models.CharField(default=crowd.localturk.models.new_entity_id, max_length=30, unique=True)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('title', models.CharField(max_length=128)),
-                ('description', models.TextField()),
-                ('keywords', models.TextField(blank=True)),
-                ('reward', models.DecimalField(decimal_places=2, max_digits=10)),
-                ('assignment_duration', models.PositiveIntegerField(help_text='Seconds.')),
-                ('auto_approval_delay', models.PositiveIntegerField(help_text='Seconds.')),
-                ('qualification_requirements', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("type_id", models.CharField(default=crowd.localturk.models.new_entity_id, max_length=30, unique=True)),
+                (
+                    "group_id",
+                    models.CharField(default=crowd.localturk.models.new_entity_id, max_length=30, unique=True),
+                ),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("title", models.CharField(max_length=128)),
+                ("description", models.TextField()),
+                ("keywords", models.TextField(blank=True)),
+                ("reward", models.DecimalField(decimal_places=2, max_digits=10)),
+                ("assignment_duration", models.PositiveIntegerField(help_text="Seconds.")),
+                ("auto_approval_delay", models.PositiveIntegerField(help_text="Seconds.")),
+                ("qualification_requirements", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='Requester',
+            name="Requester",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('access_key', models.CharField(max_length=128, unique=True)),
-                ('balance', models.DecimalField(decimal_places=2, default=Decimal('10000.00'), max_digits=14)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("access_key", models.CharField(max_length=128, unique=True)),
+                ("balance", models.DecimalField(decimal_places=2, default=Decimal("10000.00"), max_digits=14)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='WorkerProfile',
+            name="WorkerProfile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('worker_id', models.CharField(max_length=64, unique=True)),
-                ('qualifications', models.JSONField(blank=True, default=dict)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("worker_id", models.CharField(max_length=64, unique=True)),
+                ("qualifications", models.JSONField(blank=True, default=dict)),
             ],
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('assignment_id', models.CharField(db_index=True, max_length=30)),
-                ('worker_id', models.CharField(max_length=64)),
-                ('status', models.CharField(choices=[('Accepted', 'Accepted'), ('Submitted', 'Submitted'), ('Approved', 'Approved'), ('Rejected', 'Rejected'), ('Returned', 'Returned'), ('Abandoned', 'Abandoned')], default='Accepted', max_length=16)),
-                ('accept_time', models.DateTimeField()),
-                ('deadline', models.DateTimeField()),
-                ('submit_time', models.DateTimeField(blank=True, null=True)),
-                ('auto_approval_time', models.DateTimeField(blank=True, null=True)),
-                ('approval_time', models.DateTimeField(blank=True, null=True)),
-                ('rejection_time', models.DateTimeField(blank=True, null=True)),
-                ('answer', models.TextField(blank=True)),
-                ('requester_feedback', models.TextField(blank=True)),
-                ('hit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='localturk.hit')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("assignment_id", models.CharField(db_index=True, max_length=30)),
+                ("worker_id", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("Accepted", "Accepted"),
+                            ("Submitted", "Submitted"),
+                            ("Approved", "Approved"),
+                            ("Rejected", "Rejected"),
+                            ("Returned", "Returned"),
+                            ("Abandoned", "Abandoned"),
+                        ],
+                        default="Accepted",
+                        max_length=16,
+                    ),
+                ),
+                ("accept_time", models.DateTimeField()),
+                ("deadline", models.DateTimeField()),
+                ("submit_time", models.DateTimeField(blank=True, null=True)),
+                ("auto_approval_time", models.DateTimeField(blank=True, null=True)),
+                ("approval_time", models.DateTimeField(blank=True, null=True)),
+                ("rejection_time", models.DateTimeField(blank=True, null=True)),
+                ("answer", models.TextField(blank=True)),
+                ("requester_feedback", models.TextField(blank=True)),
+                (
+                    "hit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="localturk.hit"
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='hit',
-            name='hit_type',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='hits', to='localturk.hittype'),
+            model_name="hit",
+            name="hit_type",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="hits", to="localturk.hittype"
+            ),
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('worker_id', models.CharField(db_index=True, max_length=64)),
-                ('subject', models.CharField(max_length=200)),
-                ('text', models.TextField()),
-                ('sent_at', models.DateTimeField(auto_now_add=True)),
-                ('requester', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='localturk.requester')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("worker_id", models.CharField(db_index=True, max_length=64)),
+                ("subject", models.CharField(max_length=200)),
+                ("text", models.TextField()),
+                ("sent_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "requester",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="localturk.requester"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-sent_at'],
+                "ordering": ["-sent_at"],
             },
         ),
         migrations.AddField(
-            model_name='hittype',
-            name='requester',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hit_types', to='localturk.requester'),
+            model_name="hittype",
+            name="requester",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="hit_types", to="localturk.requester"
+            ),
         ),
         migrations.AddField(
-            model_name='hit',
-            name='requester',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hits', to='localturk.requester'),
+            model_name="hit",
+            name="requester",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="hits", to="localturk.requester"
+            ),
         ),
         migrations.CreateModel(
-            name='Bonus',
+            name="Bonus",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('worker_id', models.CharField(max_length=64)),
-                ('amount', models.DecimalField(decimal_places=2, max_digits=10)),
-                ('reason', models.TextField()),
-                ('granted_at', models.DateTimeField()),
-                ('assignment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bonuses', to='localturk.assignment')),
-                ('requester', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bonuses', to='localturk.requester')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("worker_id", models.CharField(max_length=64)),
+                ("amount", models.DecimalField(decimal_places=2, max_digits=10)),
+                ("reason", models.TextField()),
+                ("granted_at", models.DateTimeField()),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="bonuses", to="localturk.assignment"
+                    ),
+                ),
+                (
+                    "requester",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="bonuses", to="localturk.requester"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='RequestToken',
+            name="RequestToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('operation', models.CharField(max_length=64)),
-                ('token', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField()),
-                ('hit', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to='localturk.hit')),
-                ('requester', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='request_tokens', to='localturk.requester')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("operation", models.CharField(max_length=64)),
+                ("token", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "hit",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to="localturk.hit"
+                    ),
+                ),
+                (
+                    "requester",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="request_tokens",
+                        to="localturk.requester",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='WorkerBlock',
+            name="WorkerBlock",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('worker_id', models.CharField(max_length=64)),
-                ('reason', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('requester', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='worker_blocks', to='localturk.requester')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("worker_id", models.CharField(max_length=64)),
+                ("reason", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "requester",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="worker_blocks",
+                        to="localturk.requester",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['status', 'deadline'], name='localturk_asg_status_deadline'),
+            model_name="assignment",
+            index=models.Index(fields=["status", "deadline"], name="localturk_asg_status_deadline"),
         ),
         migrations.AddIndex(
-            model_name='assignment',
-            index=models.Index(fields=['status', 'auto_approval_time'], name='localturk_asg_status_autoappr'),
+            model_name="assignment",
+            index=models.Index(fields=["status", "auto_approval_time"], name="localturk_asg_status_autoappr"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('Accepted', 'Submitted', 'Approved', 'Rejected'))), fields=('assignment_id',), name='localturk_assignment_live_id'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("Accepted", "Submitted", "Approved", "Rejected"))),
+                fields=("assignment_id",),
+                name="localturk_assignment_live_id",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(condition=models.Q(('status__in', ('Accepted', 'Submitted', 'Approved', 'Rejected'))), fields=('hit', 'worker_id'), name='localturk_assignment_one_per_worker'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("Accepted", "Submitted", "Approved", "Rejected"))),
+                fields=("hit", "worker_id"),
+                name="localturk_assignment_one_per_worker",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='hittype',
-            constraint=models.UniqueConstraint(fields=('requester', 'fingerprint'), name='localturk_hittype_unique_properties'),
+            model_name="hittype",
+            constraint=models.UniqueConstraint(
+                fields=("requester", "fingerprint"), name="localturk_hittype_unique_properties"
+            ),
         ),
         migrations.AddIndex(
-            model_name='hit',
-            index=models.Index(fields=['status', 'expiration'], name='localturk_hit_status_exp'),
+            model_name="hit",
+            index=models.Index(fields=["status", "expiration"], name="localturk_hit_status_exp"),
         ),
         migrations.AddConstraint(
-            model_name='requesttoken',
-            constraint=models.UniqueConstraint(fields=('requester', 'operation', 'token'), name='localturk_token_unique'),
+            model_name="requesttoken",
+            constraint=models.UniqueConstraint(
+                fields=("requester", "operation", "token"), name="localturk_token_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='workerblock',
-            constraint=models.UniqueConstraint(fields=('requester', 'worker_id'), name='localturk_block_unique'),
+            model_name="workerblock",
+            constraint=models.UniqueConstraint(fields=("requester", "worker_id"), name="localturk_block_unique"),
         ),
     ]

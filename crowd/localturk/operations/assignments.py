@@ -37,9 +37,8 @@ def assignment_get(*, requester: Requester, params: dict, now: datetime) -> dict
 def assignment_approve_call(*, requester: Requester, params: dict, now: datetime) -> dict:
     assignment = assignment_for(requester, params["AssignmentId"])
     override = params.get("OverrideRejection", False)
-    if override and assignment.status == Status.REJECTED:
-        if assignment.submit_time < now - OVERRIDE_WINDOW:
-            raise RequestError("This rejection can no longer be overridden.", code=INVALID_ASSIGNMENT_STATE)
+    if override and assignment.status == Status.REJECTED and assignment.submit_time < now - OVERRIDE_WINDOW:
+        raise RequestError("This rejection can no longer be overridden.", code=INVALID_ASSIGNMENT_STATE)
     approved = assignment_approve(
         assignment=assignment, at=now, feedback=params.get("RequesterFeedback", ""), override_rejection=override
     )
@@ -91,8 +90,12 @@ def bonuses_list(*, requester: Requester, params: dict, now: datetime) -> dict:
         bonuses = bonuses.filter(assignment__hit=hit_for(requester, params["HITId"]))
     else:
         bonuses = bonuses.filter(assignment__assignment_id=params["AssignmentId"])
-    query = {"op": "ListBonusPayments", "requester": requester.pk, "hit": params.get("HITId"),
-             "assignment": params.get("AssignmentId")}
+    query = {
+        "op": "ListBonusPayments",
+        "requester": requester.pk,
+        "hit": params.get("HITId"),
+        "assignment": params.get("AssignmentId"),
+    }
     items, members = page(bonuses, params, query=query)
     return {"BonusPayments": [wire.bonus_wire(bonus) for bonus in items], **members}
 

@@ -6,8 +6,7 @@ runs inside the request's transaction and returns the response members (referenc
 
 import hashlib
 import json
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from botocore.utils import parse_timestamp
@@ -119,7 +118,10 @@ def additional_assignments_create(*, requester: Requester, params: dict, now: da
     hit = hit_for(requester, params["HITId"], lock=True)
     if "UniqueRequestToken" in params:
         token_require_new(
-            requester=requester, operation="CreateAdditionalAssignmentsForHIT", token=params["UniqueRequestToken"], now=now
+            requester=requester,
+            operation="CreateAdditionalAssignmentsForHIT",
+            token=params["UniqueRequestToken"],
+            now=now,
         )
     added = params["NumberOfAdditionalAssignments"]
     if hit.max_assignments < MANY_ASSIGNMENTS <= hit.max_assignments + added:
@@ -191,5 +193,5 @@ def _timestamp_read(value) -> datetime:
     """A request timestamp: epoch seconds (what boto3 sends) or ISO-8601, naive meaning UTC."""
     moment = parse_timestamp(value)
     if moment.tzinfo is None:
-        return moment.replace(tzinfo=dt_timezone.utc)
-    return moment.astimezone(dt_timezone.utc)
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)

@@ -62,8 +62,10 @@ class Command(BaseCommand):
         if money is None:
             self.stdout.write("Nothing to publish.")
             return
-        verdict = "fits the budget" if money.committed + cost <= money.cap else (
-            f"exceeds the budget by ${money.committed + cost - money.cap}"
+        verdict = (
+            "fits the budget"
+            if money.committed + cost <= money.cap
+            else (f"exceeds the budget by ${money.committed + cost - money.cap}")
         )
         self.stdout.write(
             f"Dry run: {hits} HITs to {where}, ${cost} with fees; ${money.committed} already committed, "

@@ -20,8 +20,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--channel", choices=["prolific", "links"], required=True)
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--quick", action="store_true", help="40 propositions per topic and a smaller comparison round.")
-        parser.add_argument("--no-serve", action="store_true", help="Exit after the run instead of serving the dashboard.")
+        parser.add_argument(
+            "--quick", action="store_true", help="40 propositions per topic and a smaller comparison round."
+        )
+        parser.add_argument(
+            "--no-serve", action="store_true", help="Exit after the run instead of serving the dashboard."
+        )
         parser.add_argument("--workers", type=int, default=30)
         parser.add_argument("--spammers", type=float, default=0.1)
 
@@ -54,12 +58,23 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"round {report.rounds}: {report.submitted} tasks done; {states}")
 
-        report = channel_demo_run(campaign=campaign, channel=channel, latent=latent, base_url=base_url,
-                                  workers=workers, spammers=spammers, on_round=show)
-        self.stdout.write(f"\n{report.submitted} tasks in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n")
+        report = channel_demo_run(
+            campaign=campaign,
+            channel=channel,
+            latent=latent,
+            base_url=base_url,
+            workers=workers,
+            spammers=spammers,
+            on_round=show,
+        )
+        self.stdout.write(
+            f"\n{report.submitted} tasks in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n"
+        )
         for line in result_lines(campaign, latent):
             self.stdout.write(line)
-        self.stdout.write(self.style.SUCCESS(f"\nDashboard: {base_url}/campaigns/{campaign.slug}/channel/  (log in as demo / demo)"))
+        self.stdout.write(
+            self.style.SUCCESS(f"\nDashboard: {base_url}/campaigns/{campaign.slug}/channel/  (log in as demo / demo)")
+        )
         if no_serve:
             server.shutdown()
             return

@@ -30,8 +30,10 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"No campaign {campaign!r}.")
         if found.mturk_environment != Campaign.Environment.LOCAL:
-            raise CommandError(f"Campaign {campaign!r} publishes to {found.get_mturk_environment_display()}: "
-                               "a simulated crowd works only on the local endpoint.")
+            raise CommandError(
+                f"Campaign {campaign!r} publishes to {found.get_mturk_environment_display()}: "
+                "a simulated crowd works only on the local endpoint."
+            )
         if workers < 1 or not 0 <= spammers <= 1 or not 0 <= trap_blind <= 1:
             raise CommandError("--workers must be at least 1; --spammers and --trap-blind are shares from 0 to 1.")
         hit_ids = HIT.objects.filter(

@@ -14,8 +14,12 @@ class Command(BaseCommand):
         parser.add_argument("--topic", help="One topic key (default: every topic of the campaign).")
         parser.add_argument("--format", default="csv", choices=export.FORMATS)
         parser.add_argument("--top", type=int, help="Only the best N propositions per topic.")
-        parser.add_argument("--what", default="ranking", choices=("ranking", "labels", "concept-map"),
-                            help="ranking (default), raw labels, or a subject<TAB>relation<TAB>object list (top 50).")
+        parser.add_argument(
+            "--what",
+            default="ranking",
+            choices=("ranking", "labels", "concept-map"),
+            help="ranking (default), raw labels, or a subject<TAB>relation<TAB>object list (top 50).",
+        )
         parser.add_argument("--output", help="File to write (default: standard output).")
 
     def handle(self, *args, campaign, topic, format, top, what, output, **options):

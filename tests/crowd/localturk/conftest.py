@@ -44,9 +44,7 @@ def _server_threads_finished():
     until collected, hence the gc. Threads other tests left behind are not this test's to wait for."""
     before = set(threading.enumerate())
     yield
-    serving = [
-        t for t in threading.enumerate() if t.name.endswith("(process_request_thread)") and t not in before
-    ]
+    serving = [t for t in threading.enumerate() if t.name.endswith("(process_request_thread)") and t not in before]
     for thread in serving:
         thread.join(timeout=0.1)
     if any(thread.is_alive() for thread in serving):

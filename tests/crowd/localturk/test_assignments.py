@@ -1,6 +1,6 @@
 """Assignments, review and money through real boto3, with work done on the simulator."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from xml.etree import ElementTree
 
@@ -17,8 +17,10 @@ pytestmark = pytest.mark.mturk
 def _answers(xml: str) -> dict:
     root = ElementTree.fromstring(xml)
     ns = {"q": ANSWERS_NS}
-    return {a.findtext("q:QuestionIdentifier", namespaces=ns): a.findtext("q:FreeText", namespaces=ns)
-            for a in root.findall("q:Answer", ns)}
+    return {
+        a.findtext("q:QuestionIdentifier", namespaces=ns): a.findtext("q:FreeText", namespaces=ns)
+        for a in root.findall("q:Answer", ns)
+    }
 
 
 def _balance(mturk) -> Decimal:
@@ -62,17 +64,27 @@ def test_accepted_work_is_invisible_to_the_requester(mturk, hit_type_id, worker_
 def test_list_assignments_pages_through_more_than_a_hundred(mturk, hit_type_id):
     hit = hit_create(mturk, hit_type_id, MaxAssignments=250)
     row = HIT.objects.get(hit_id=hit["HITId"])
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     Assignment.objects.bulk_create(
-        Assignment(assignment_id=f"{n:030d}", hit=row, worker_id=f"A{n:013d}", status=Assignment.Status.SUBMITTED,
-                   accept_time=now, deadline=now + timedelta(minutes=10), submit_time=now,
-                   auto_approval_time=now + timedelta(days=1), answer="<x/>")
+        Assignment(
+            assignment_id=f"{n:030d}",
+            hit=row,
+            worker_id=f"A{n:013d}",
+            status=Assignment.Status.SUBMITTED,
+            accept_time=now,
+            deadline=now + timedelta(minutes=10),
+            submit_time=now,
+            auto_approval_time=now + timedelta(days=1),
+            answer="<x/>",
+        )
         for n in range(230)
     )
 
-    pages = list(mturk.get_paginator("list_assignments_for_hit").paginate(
-        HITId=hit["HITId"], AssignmentStatuses=["Submitted"], PaginationConfig={"PageSize": 100}
-    ))
+    pages = list(
+        mturk.get_paginator("list_assignments_for_hit").paginate(
+            HITId=hit["HITId"], AssignmentStatuses=["Submitted"], PaginationConfig={"PageSize": 100}
+        )
+    )
 
     ids = [a["AssignmentId"] for page in pages for a in page["Assignments"]]
     assert [page["NumResults"] for page in pages] == [100, 100, 30]
@@ -152,7 +164,7 @@ def test_override_rejection_approves_and_pays(mturk, hit_type_id, worker_factory
 def test_auto_approval_after_the_delay(mturk, hit_type_id, worker_factory):
     hit = hit_create(mturk, hit_type_id)
     assignment_id = worker_factory("A1WORKER00001").complete(hit["HITId"])
-    due = datetime.now(timezone.utc) - timedelta(seconds=1)
+    due = datetime.now(UTC) - timedelta(seconds=1)
     Assignment.objects.filter(assignment_id=assignment_id).update(auto_approval_time=due)
 
     assignment = mturk.get_assignment(AssignmentId=assignment_id)["Assignment"]
@@ -167,8 +179,13 @@ def test_auto_approval_after_the_delay(mturk, hit_type_id, worker_factory):
 def test_bonus_is_paid_once_per_token(mturk, hit_type_id, worker_factory):
     hit = hit_create(mturk, hit_type_id)
     assignment_id = worker_factory("A1WORKER00001").complete(hit["HITId"])
-    bonus = {"WorkerId": "A1WORKER00001", "AssignmentId": assignment_id, "BonusAmount": "1.00",
-             "Reason": "Great work", "UniqueRequestToken": "bonus-1"}
+    bonus = {
+        "WorkerId": "A1WORKER00001",
+        "AssignmentId": assignment_id,
+        "BonusAmount": "1.00",
+        "Reason": "Great work",
+        "UniqueRequestToken": "bonus-1",
+    }
 
     mturk.send_bonus(**bonus)
     with pytest.raises(mturk.exceptions.RequestError) as again:

@@ -85,7 +85,8 @@ def test_control_api(live_server, mturk_factory):
     cleared = requests.delete(url)
 
     assert created.status_code == 201
-    assert listed == {"faults": [{"kind": "throttle", "remaining": 1, "latency_ms": 0,
-                                  "operations": ["GetAccountBalance"]}]}
+    assert listed == {
+        "faults": [{"kind": "throttle", "remaining": 1, "latency_ms": 0, "operations": ["GetAccountBalance"]}]
+    }
     assert refused.status_code == 400
     assert cleared.status_code == 204 and Fault.objects.count() == 0

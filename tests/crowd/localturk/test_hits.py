@@ -1,7 +1,7 @@
 """HIT types and HITs through real boto3 over loopback HTTP."""
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -67,7 +67,7 @@ def test_duplicate_request_token_names_the_existing_hit(mturk, hit_type_id):
 
 def test_request_token_expires_after_a_day(mturk, hit_type_id):
     hit_create(mturk, hit_type_id, UniqueRequestToken="task-1")
-    RequestToken.objects.update(created_at=datetime.now(timezone.utc) - timedelta(hours=25))
+    RequestToken.objects.update(created_at=datetime.now(UTC) - timedelta(hours=25))
 
     hit_create(mturk, hit_type_id, UniqueRequestToken="task-1")
 
@@ -85,11 +85,18 @@ def test_unknown_hit_type_and_unknown_hit(mturk):
 
 def test_list_hits_pages_through_more_than_a_hundred(mturk, hit_type_id):
     hit_type = HITType.objects.get(type_id=hit_type_id)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     HIT.objects.bulk_create(
-        HIT(requester=hit_type.requester, hit_type=hit_type, question=EXTERNAL_QUESTION,
-            external_url="https://tasks.example.org/", max_assignments=1, created_at=now,
-            expiration=now + timedelta(hours=1), available=1)
+        HIT(
+            requester=hit_type.requester,
+            hit_type=hit_type,
+            question=EXTERNAL_QUESTION,
+            external_url="https://tasks.example.org/",
+            max_assignments=1,
+            created_at=now,
+            expiration=now + timedelta(hours=1),
+            available=1,
+        )
         for _ in range(205)
     )
 
@@ -121,17 +128,17 @@ def test_expire_now_makes_the_hit_reviewable(mturk, hit_type_id):
     expired = mturk.get_hit(HITId=hit["HITId"])["HIT"]
     assert expired["HITStatus"] == "Reviewable"
     assert expired["NumberOfAssignmentsAvailable"] == 0
-    assert expired["Expiration"] <= datetime.now(timezone.utc)
+    assert expired["Expiration"] <= datetime.now(UTC)
     reviewable = mturk.list_reviewable_hits(HITTypeId=hit["HITTypeId"])["HITs"]
     assert [h["HITId"] for h in reviewable] == [hit["HITId"]]
 
 
 def test_extending_revives_an_expired_hit_but_shortening_is_refused(mturk, hit_type_id):
     hit = hit_create(mturk, hit_type_id)
-    later = datetime.now(timezone.utc) + timedelta(hours=5)
+    later = datetime.now(UTC) + timedelta(hours=5)
 
     with pytest.raises(mturk.exceptions.RequestError):
-        mturk.update_expiration_for_hit(HITId=hit["HITId"], ExpireAt=datetime.now(timezone.utc) + timedelta(minutes=5))
+        mturk.update_expiration_for_hit(HITId=hit["HITId"], ExpireAt=datetime.now(UTC) + timedelta(minutes=5))
     mturk.update_expiration_for_hit(HITId=hit["HITId"], ExpireAt=datetime(2015, 1, 1))
     mturk.update_expiration_for_hit(HITId=hit["HITId"], ExpireAt=later)
 
@@ -142,7 +149,7 @@ def test_extending_revives_an_expired_hit_but_shortening_is_refused(mturk, hit_t
 
 def test_hits_expire_by_the_clock(mturk, hit_type_id):
     hit = hit_create(mturk, hit_type_id)
-    HIT.objects.update(expiration=datetime.now(timezone.utc) - timedelta(seconds=1))
+    HIT.objects.update(expiration=datetime.now(UTC) - timedelta(seconds=1))
 
     assert mturk.get_hit(HITId=hit["HITId"])["HIT"]["HITStatus"] == "Reviewable"
 
@@ -185,11 +192,13 @@ def test_review_status_moves_between_reviewable_and_reviewing(mturk, hit_type_id
 def test_additional_assignments_respect_the_ten_assignment_cliff(mturk, hit_type_id):
     hit = hit_create(mturk, hit_type_id, MaxAssignments=5)
 
-    mturk.create_additional_assignments_for_hit(HITId=hit["HITId"], NumberOfAdditionalAssignments=4,
-                                                UniqueRequestToken="more-1")
+    mturk.create_additional_assignments_for_hit(
+        HITId=hit["HITId"], NumberOfAdditionalAssignments=4, UniqueRequestToken="more-1"
+    )
     with pytest.raises(mturk.exceptions.RequestError) as repeated:
-        mturk.create_additional_assignments_for_hit(HITId=hit["HITId"], NumberOfAdditionalAssignments=4,
-                                                    UniqueRequestToken="more-1")
+        mturk.create_additional_assignments_for_hit(
+            HITId=hit["HITId"], NumberOfAdditionalAssignments=4, UniqueRequestToken="more-1"
+        )
     with pytest.raises(mturk.exceptions.RequestError) as cliff:
         mturk.create_additional_assignments_for_hit(HITId=hit["HITId"], NumberOfAdditionalAssignments=1)
 

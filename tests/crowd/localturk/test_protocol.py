@@ -15,8 +15,12 @@ TARGET = "MTurkRequesterServiceV20170117."
 
 
 def _post(client, operation, body=b"{}", **headers):
-    return client.post(URL, data=body, content_type="application/x-amz-json-1.1",
-                       headers={"X-Amz-Target": TARGET + operation, **headers})
+    return client.post(
+        URL,
+        data=body,
+        content_type="application/x-amz-json-1.1",
+        headers={"X-Amz-Target": TARGET + operation, **headers},
+    )
 
 
 def test_success_carries_content_type_and_request_id(client):
@@ -40,8 +44,7 @@ def test_request_error_shape(client):
 
 @pytest.mark.parametrize("target", ["", "Nope.GetHIT", TARGET + "LaunchRockets"])
 def test_unknown_operation(client, target):
-    response = client.post(URL, data=b"{}", content_type="application/x-amz-json-1.1",
-                           headers={"X-Amz-Target": target})
+    response = client.post(URL, data=b"{}", content_type="application/x-amz-json-1.1", headers={"X-Amz-Target": target})
 
     assert response.status_code == 400
     assert json.loads(response.content)["__type"] == "UnknownOperationException"

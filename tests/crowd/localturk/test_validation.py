@@ -48,14 +48,21 @@ def test_refused(operation, params, fragment):
     [
         {"QualificationTypeId": LOCALE, "Comparator": "EqualTo", "IntegerValues": [1]},
         {"QualificationTypeId": LOCALE, "Comparator": "GreaterThan", "LocaleValues": [{"Country": "US"}]},
-        {"QualificationTypeId": LOCALE, "Comparator": "EqualTo",
-         "LocaleValues": [{"Country": "US"}, {"Country": "CA"}]},
+        {
+            "QualificationTypeId": LOCALE,
+            "Comparator": "EqualTo",
+            "LocaleValues": [{"Country": "US"}, {"Country": "CA"}],
+        },
         {"QualificationTypeId": PERCENT_APPROVED, "Comparator": "GreaterThan", "IntegerValues": [90, 95]},
         {"QualificationTypeId": PERCENT_APPROVED, "Comparator": "In", "IntegerValues": list(range(16))},
         {"QualificationTypeId": PERCENT_APPROVED, "Comparator": "Exists", "IntegerValues": [1]},
         {"QualificationTypeId": PERCENT_APPROVED, "Comparator": "Bigger", "IntegerValues": [1]},
-        {"QualificationTypeId": PERCENT_APPROVED, "Comparator": "Exists", "RequiredToPreview": True,
-         "ActionsGuarded": "Accept"},
+        {
+            "QualificationTypeId": PERCENT_APPROVED,
+            "Comparator": "Exists",
+            "RequiredToPreview": True,
+            "ActionsGuarded": "Accept",
+        },
     ],
 )
 def test_refused_qualification_requirements(requirement):
@@ -65,8 +72,12 @@ def test_refused_qualification_requirements(requirement):
 
 def test_accepted():
     requirements = [
-        {"QualificationTypeId": LOCALE, "Comparator": "In", "LocaleValues": [{"Country": "US"}, {"Country": "CA"}],
-         "ActionsGuarded": "DiscoverPreviewAndAccept"},
+        {
+            "QualificationTypeId": LOCALE,
+            "Comparator": "In",
+            "LocaleValues": [{"Country": "US"}, {"Country": "CA"}],
+            "ActionsGuarded": "DiscoverPreviewAndAccept",
+        },
         {"QualificationTypeId": PERCENT_APPROVED, "Comparator": "GreaterThanOrEqualTo", "IntegerValues": [95]},
         {"QualificationTypeId": "3" * 30, "Comparator": "DoesNotExist"},
     ]

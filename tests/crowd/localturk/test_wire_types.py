@@ -47,10 +47,17 @@ def test_responses_fit_the_model(mturk, worker_factory):
         return response
 
     type_id = call("CreateHITType", "create_hit_type", **HIT_TYPE)["HITTypeId"]
-    hit = call("CreateHIT", "create_hit", **HIT_TYPE, LifetimeInSeconds=600,
-               Question=EXTERNAL_QUESTION, MaxAssignments=3)["HIT"]
-    call("CreateHITWithHITType", "create_hit_with_hit_type", HITTypeId=type_id, LifetimeInSeconds=600,
-         Question=hit["Question"], RequesterAnnotation="x")
+    hit = call(
+        "CreateHIT", "create_hit", **HIT_TYPE, LifetimeInSeconds=600, Question=EXTERNAL_QUESTION, MaxAssignments=3
+    )["HIT"]
+    call(
+        "CreateHITWithHITType",
+        "create_hit_with_hit_type",
+        HITTypeId=type_id,
+        LifetimeInSeconds=600,
+        Question=hit["Question"],
+        RequesterAnnotation="x",
+    )
     worker = worker_factory("A1WORKER00001")
     first = worker.complete(hit["HITId"])
     second = worker_factory("A1WORKER00002").complete(hit["HITId"])
@@ -60,16 +67,27 @@ def test_responses_fit_the_model(mturk, worker_factory):
     call("GetAssignment", "get_assignment", AssignmentId=first)
     call("ApproveAssignment", "approve_assignment", AssignmentId=first)
     call("RejectAssignment", "reject_assignment", AssignmentId=second, RequesterFeedback="No.")
-    call("SendBonus", "send_bonus", WorkerId="A1WORKER00001", AssignmentId=first, BonusAmount="0.50",
-         Reason="Thanks", UniqueRequestToken="b1")
+    call(
+        "SendBonus",
+        "send_bonus",
+        WorkerId="A1WORKER00001",
+        AssignmentId=first,
+        BonusAmount="0.50",
+        Reason="Thanks",
+        UniqueRequestToken="b1",
+    )
     call("ListBonusPayments", "list_bonus_payments", HITId=hit["HITId"])
     call("GetAccountBalance", "get_account_balance")
     call("CreateWorkerBlock", "create_worker_block", WorkerId="A1WORKER00002", Reason="Spam")
     call("ListWorkerBlocks", "list_worker_blocks")
     call("DeleteWorkerBlock", "delete_worker_block", WorkerId="A1WORKER00002")
     call("NotifyWorkers", "notify_workers", Subject="Hi", MessageText="Hello", WorkerIds=["A1WORKER00001", "A1X"])
-    call("CreateAdditionalAssignmentsForHIT", "create_additional_assignments_for_hit", HITId=hit["HITId"],
-         NumberOfAdditionalAssignments=1)
+    call(
+        "CreateAdditionalAssignmentsForHIT",
+        "create_additional_assignments_for_hit",
+        HITId=hit["HITId"],
+        NumberOfAdditionalAssignments=1,
+    )
     call("UpdateExpirationForHIT", "update_expiration_for_hit", HITId=hit["HITId"], ExpireAt=0)
     call("ListReviewableHITs", "list_reviewable_hits")
     call("UpdateHITReviewStatus", "update_hit_review_status", HITId=hit["HITId"])

@@ -1,6 +1,6 @@
 """The worker simulator: HTML pages for people, JSON for programs, MTurk's worker rules."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -30,8 +30,12 @@ def test_accept_gives_the_task_url_with_mturk_parameters(live_server, mturk, hit
     query = parse_qs(url.query)
     assert f"{url.scheme}://{url.netloc}{url.path}" == "https://tasks.example.org/hit/42"
     assert query == {
-        "x": ["1"], "y": ["2"], "assignmentId": [accepted["assignmentId"]], "hitId": [hit["HITId"]],
-        "workerId": ["A1WORKER00001"], "turkSubmitTo": [live_server.url + "/localturk"],
+        "x": ["1"],
+        "y": ["2"],
+        "assignmentId": [accepted["assignmentId"]],
+        "hitId": [hit["HITId"]],
+        "workerId": ["A1WORKER00001"],
+        "turkSubmitTo": [live_server.url + "/localturk"],
     }
     assert accepted["workerId"] == "A1WORKER00001"
 
@@ -96,7 +100,7 @@ def test_abandoned_and_overdue_assignments_free_their_slot(mturk, hit_type_id, w
     overdue_id = second.accept(hit["HITId"]).json()["assignmentId"]
 
     first.release(abandoned_id, action="abandon")
-    Assignment.objects.filter(assignment_id=overdue_id).update(deadline=datetime.now(timezone.utc))
+    Assignment.objects.filter(assignment_id=overdue_id).update(deadline=datetime.now(UTC))
     late = second.submit(overdue_id, answer="1")
 
     assert late.status_code == 409
@@ -118,8 +122,9 @@ def test_blocked_worker_cannot_accept(mturk, hit_type_id, worker_factory):
 
 
 def test_qualification_requirements_guard_accept(live_server, mturk, worker_factory):
-    hit = mturk.create_hit(**HIT_TYPE, QualificationRequirements=US_95, LifetimeInSeconds=600,
-                           Question=EXTERNAL_QUESTION)["HIT"]
+    hit = mturk.create_hit(
+        **HIT_TYPE, QualificationRequirements=US_95, LifetimeInSeconds=600, Question=EXTERNAL_QUESTION
+    )["HIT"]
     worker_qualifications_set(worker_id="A1LOWRATE0001", qualifications={PERCENT_APPROVED: 80})
     worker_qualifications_set(worker_id="A1ABROAD00001", qualifications={LOCALE: {"Country": "IN"}})
 
@@ -133,14 +138,16 @@ def test_qualification_requirements_guard_accept(live_server, mturk, worker_fact
 
 
 def test_workers_are_configured_over_http(live_server, mturk):
-    hit = mturk.create_hit(**HIT_TYPE, QualificationRequirements=US_95, LifetimeInSeconds=600,
-                           Question=EXTERNAL_QUESTION)["HIT"]
+    hit = mturk.create_hit(
+        **HIT_TYPE, QualificationRequirements=US_95, LifetimeInSeconds=600, Question=EXTERNAL_QUESTION
+    )["HIT"]
     url = f"{live_server.url}/localturk/_control/workers/A1LOWRATE0001"
 
     configured = requests.put(url, json={"qualifications": {PERCENT_APPROVED: 90}})
     refused = requests.put(url, json={"qualifications": {PERCENT_APPROVED: "high"}})
-    accept = requests.post(f"{live_server.url}/localturk/worker/accept/{hit['HITId']}/?format=json",
-                           data={"workerId": "A1LOWRATE0001"})
+    accept = requests.post(
+        f"{live_server.url}/localturk/worker/accept/{hit['HITId']}/?format=json", data={"workerId": "A1LOWRATE0001"}
+    )
 
     assert configured.json()["qualifications"][PERCENT_APPROVED] == 90
     assert configured.json()["qualifications"][LOCALE] == {"Country": "US"}
@@ -203,8 +210,9 @@ def test_messages_reach_workers_with_reviewed_work(live_server, mturk, hit_type_
     assignment_id = worker_factory("A1WORKER00001").complete(hit["HITId"])
     mturk.approve_assignment(AssignmentId=assignment_id)
 
-    result = mturk.notify_workers(Subject="New HITs", MessageText="More work tomorrow.",
-                                  WorkerIds=["A1WORKER00001", "A1STRANGER001"])
+    result = mturk.notify_workers(
+        Subject="New HITs", MessageText="More work tomorrow.", WorkerIds=["A1WORKER00001", "A1STRANGER001"]
+    )
 
     assert [f["WorkerId"] for f in result["NotifyWorkersFailureStatuses"]] == ["A1STRANGER001"]
     page = requests.get(f"{live_server.url}/localturk/worker/?workerId=A1WORKER00001")

@@ -71,8 +71,7 @@ def client_factory(local_prolific, waits):
     clients = []
 
     def make(**overrides) -> ProlificClient:
-        options = {"base_url": f"{local_prolific}/localprolific/api/v1/", "token": TOKEN, "timeout": 10.0,
-                   **overrides}
+        options = {"base_url": f"{local_prolific}/localprolific/api/v1/", "token": TOKEN, "timeout": 10.0, **overrides}
         clients.append(ProlificClient(**options))
         return clients[-1]
 

@@ -34,8 +34,11 @@ def _site(local_prolific, settings, waits):
 def _prolific_batch(*, propositions=15, tasks_per_session=2, assignments=2, **fields):
     """A Likert batch of a Prolific campaign paying 0.15 a task (2 tasks in ~2 minutes: 9.00 an hour)."""
     batch = likert_batch(
-        propositions=propositions, channel=Campaign.Channel.PROLIFIC, tasks_per_session=tasks_per_session,
-        assignments_per_hit=assignments, **{"likert_reward": D("0.15"), **fields},
+        propositions=propositions,
+        channel=Campaign.Channel.PROLIFIC,
+        tasks_per_session=tasks_per_session,
+        assignments_per_hit=assignments,
+        **{"likert_reward": D("0.15"), **fields},
     )
     batch.tasks.update(assignments_needed=assignments)
     return batch
@@ -83,8 +86,10 @@ def test_the_campaigns_filters_go_with_every_study(local_prolific):
     from crowd.localprolific.models import Study as RemoteStudy
 
     batch = _prolific_batch()
-    filters = [{"filter_id": "approval_rate", "selected_range": {"lower": 95, "upper": 100}},
-               {"filter_id": "fluent-languages", "selected_values": ["19"]}]
+    filters = [
+        {"filter_id": "approval_rate", "selected_range": {"lower": 95, "upper": 100}},
+        {"filter_id": "fluent-languages", "selected_values": ["19"]},
+    ]
     channels.prolific_filters_set(campaign=batch.topic.campaign, filters=filters)
 
     batch_publish(batch_id=batch.pk)
@@ -98,8 +103,11 @@ def test_a_crash_between_study_creation_and_publication_is_picked_up(local_proli
     from crowd.prolific import ProlificClient
 
     real_publish = ProlificClient.study_publish
-    monkeypatch.setattr(ProlificClient, "study_publish", lambda self, study_id: (_ for _ in ()).throw(
-        requests.ConnectionError("the process died")))
+    monkeypatch.setattr(
+        ProlificClient,
+        "study_publish",
+        lambda self, study_id: (_ for _ in ()).throw(requests.ConnectionError("the process died")),
+    )
     with pytest.raises(requests.ConnectionError):
         batch_publish(batch_id=batch.pk)
     monkeypatch.setattr(ProlificClient, "study_publish", real_publish)
@@ -113,7 +121,7 @@ def test_a_crash_between_study_creation_and_publication_is_picked_up(local_proli
 def test_pay_below_prolifics_minimum_is_refused_before_anything_is_written(local_prolific):
     batch = _prolific_batch(likert_reward=D("0.05"))
 
-    with pytest.raises(ApplicationError, match="Prolific's minimum is 8.00 an hour") as refused:
+    with pytest.raises(ApplicationError, match=r"Prolific's minimum is 8\.00 an hour") as refused:
         batch_publish(batch_id=batch.pk)
 
     assert "Raise the likert reward to at least 0.14" in refused.value.message
@@ -228,7 +236,8 @@ def test_a_returned_submission_frees_the_task_in_hand(local_prolific):
     cyd = _participant("CYD0000000000000000000001")
     start = requests.post(
         f"{local_prolific}/localprolific/_control/studies/{study.study_id}/participants",
-        json={"participant_id": cyd.worker.worker_id}, timeout=10,
+        json={"participant_id": cyd.worker.worker_id},
+        timeout=10,
     ).json()
     cyd.http.get(start["url"], timeout=30)  # arrives and gets a task, then gives up
     assert TaskHold.objects.filter(released_at__isnull=True).count() == 1

@@ -37,15 +37,23 @@ def test_a_study_is_created_as_a_draft_with_prolifics_fields(client):
 
     assert study.status == "UNPUBLISHED"
     assert (study.internal_name, study.total_available_places, study.places_taken) == (
-        "salience-campaign-7-batch-1", 3, 0)
+        "salience-campaign-7-batch-1",
+        3,
+        0,
+    )
     assert (study.reward_cents, study.completion_code) == (150, "C0DE1234")
     assert study.external_study_url == (
-        TASK_URL + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
+        TASK_URL + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
     row = Study.objects.get(study_id=study.id)
     assert row.completion_codes == [
-        {"code": "C0DE1234", "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}]
+        {"code": "C0DE1234", "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}
+    ]
     assert (row.prolific_id_option, row.estimated_completion_time, row.maximum_allowed_time) == (
-        "url_parameters", 10, 30)
+        "url_parameters",
+        10,
+        30,
+    )
     assert row.device_compatibility == ["desktop", "tablet", "mobile"]
 
 
@@ -134,7 +142,8 @@ def test_the_completion_redirect_marks_the_submission_awaiting_review(client, pu
     started = participant.started(published.id)
     assert started["url"] == (
         f"{TASK_URL}?PROLIFIC_PID={started['participant_id']}&STUDY_ID={published.id}"
-        f"&SESSION_ID={started['session_id']}")
+        f"&SESSION_ID={started['session_id']}"
+    )
     assert Submission.objects.get().status == "ACTIVE"
 
     page = participant.follow(client.completion_url("C0DE1234"))
@@ -170,7 +179,7 @@ def test_no_participant_starts_once_the_places_are_taken(client, published, part
 
 
 def test_a_returned_place_can_be_taken_again(client, published, participant_factory, local_prolific):
-    first = [participant_factory().started(published.id) for _ in range(3)][0]
+    first = next(participant_factory().started(published.id) for _ in range(3))
 
     returned = requests.post(f"{local_prolific}/localprolific/_control/submissions/{first['submission_id']}/return")
 
@@ -261,14 +270,17 @@ def test_reviewing_every_place_completes_the_study(client, published, participan
 def test_a_bonus_is_set_up_and_paid_once(client, published, participant_factory, local_prolific):
     first, second = (_done(participant_factory(), published, client) for _ in range(2))
 
-    bonus_id = client.bonus_pay(study_id=published.id, bonuses=[
-        (first["participant_id"], D("0.50")), (second["submission_id"], D("1.25"))])
+    bonus_id = client.bonus_pay(
+        study_id=published.id, bonuses=[(first["participant_id"], D("0.50")), (second["submission_id"], D("1.25"))]
+    )
 
     bulk = BulkBonus.objects.get()
     assert (bulk.bonus_id, bulk.amount, bulk.pay_requests) == (bonus_id, 175, 1)
     listed = requests.get(f"{local_prolific}/localprolific/_control/bonuses", params={"study": published.id}).json()
     assert [(p["participant_id"], p["amount"]) for p in listed["payments"]] == [
-        (first["participant_id"], 50), (second["participant_id"], 125)]
+        (first["participant_id"], 50),
+        (second["participant_id"], 125),
+    ]
 
 
 def test_a_lost_answer_to_paying_is_not_paid_again(client, published, participant_factory):
@@ -384,7 +396,8 @@ def test_the_client_of_the_deployment_reaches_the_local_endpoint(local_prolific)
     with prolific.prolific_client() as client:
         study = client.study_create(study_spec())
         assert client.completion_url(study.completion_code) == (
-            f"{local_prolific}/localprolific/submissions/complete?cc=C0DE1234")
+            f"{local_prolific}/localprolific/submissions/complete?cc=C0DE1234"
+        )
 
 
 def test_a_stopped_study_gets_no_more_places(client, published):

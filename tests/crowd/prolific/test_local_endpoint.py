@@ -52,8 +52,9 @@ def test_every_call_needs_the_workspace_token(local_prolific):
     for headers in ({}, {"Authorization": "Token wrong"}, {"Authorization": f"Bearer {TOKEN}"}):
         response = requests.get(f"{local_prolific}/localprolific/api/v1/studies/", headers=headers)
         assert response.status_code == 401
-        assert response.json() == {"error": {"status": 401, "title": "Unauthorized",
-                                             "detail": "No valid API token was provided."}}
+        assert response.json() == {
+            "error": {"status": 401, "title": "Unauthorized", "detail": "No valid API token was provided."}
+        }
 
 
 def test_a_draft_has_prolifics_fields(draft):
@@ -68,20 +69,36 @@ def test_missing_and_invalid_fields_are_named_and_nothing_is_written(api):
     missing = api.post("studies/", json={"name": "x"})
     assert missing.status_code == 400
     assert set(missing.json()["error"]["detail"]) == {
-        "description", "external_study_url", "prolific_id_option", "completion_codes",
-        "total_available_places", "estimated_completion_time", "reward"}
+        "description",
+        "external_study_url",
+        "prolific_id_option",
+        "completion_codes",
+        "total_available_places",
+        "estimated_completion_time",
+        "reward",
+    }
 
-    bad = api.post("studies/", json={**DRAFT, "prolific_id_option": "cookie", "total_available_places": 0,
-                                     "device_compatibility": ["watch"]})
-    assert set(bad.json()["error"]["detail"]) == {"prolific_id_option", "total_available_places",
-                                                  "device_compatibility"}
+    bad = api.post(
+        "studies/",
+        json={**DRAFT, "prolific_id_option": "cookie", "total_available_places": 0, "device_compatibility": ["watch"]},
+    )
+    assert set(bad.json()["error"]["detail"]) == {
+        "prolific_id_option",
+        "total_available_places",
+        "device_compatibility",
+    }
     assert Study.objects.count() == 0
 
 
 def test_overlong_names_and_codes_are_refused_not_truncated(api):
-    long = api.post("studies/", json={
-        **DRAFT, "name": "n" * 256,
-        "completion_codes": [{"code": "C" * 65, "code_type": "COMPLETED", "actions": []}]})
+    long = api.post(
+        "studies/",
+        json={
+            **DRAFT,
+            "name": "n" * 256,
+            "completion_codes": [{"code": "C" * 65, "code_type": "COMPLETED", "actions": []}],
+        },
+    )
 
     assert long.status_code == 400
     assert set(long.json()["error"]["detail"]) == {"name", "completion_codes"}
@@ -134,8 +151,7 @@ def test_lists_are_paginated_with_links(api, draft, participant_factory):
     assert [s["id"] for s in first["results"] + second["results"]] == ids
     assert first["meta"] == {"count": 3}
     assert second["_links"]["next"]["href"] is None
-    assert set(first["results"][0]) >= {"id", "participant_id", "status", "started_at", "completed_at",
-                                        "study_code"}
+    assert set(first["results"][0]) >= {"id", "participant_id", "status", "started_at", "completed_at", "study_code"}
     by_study = api.get(f"studies/{draft['id']}/submissions/").json()
     assert [s["id"] for s in by_study["results"]] == ids
 
@@ -154,15 +170,21 @@ def test_a_submission_is_reviewed_only_once_it_awaits_review(api, draft, partici
 
     approved = api.post(path, json={"action": "APPROVE"})
     assert approved.json() == {
-        "id": started["submission_id"], "started_at": approved.json()["started_at"], "status": "APPROVED",
-        "study_id": draft["id"], "completed_at": approved.json()["completed_at"], "entered_code": "ABC123",
-        "participant": started["participant_id"]}
+        "id": started["submission_id"],
+        "started_at": approved.json()["started_at"],
+        "status": "APPROVED",
+        "study_id": draft["id"],
+        "completed_at": approved.json()["completed_at"],
+        "entered_code": "ABC123",
+        "participant": started["participant_id"],
+    }
     detail = api.get(f"submissions/{started['submission_id']}/").json()
     assert (detail["status"], detail["bonus_payments"]) == ("APPROVED", [])
 
 
-def test_starting_twice_resumes_and_the_completion_page_needs_a_participant(api, draft, participant_factory,
-                                                                             local_prolific):
+def test_starting_twice_resumes_and_the_completion_page_needs_a_participant(
+    api, draft, participant_factory, local_prolific
+):
     api.post(f"studies/{draft['id']}/transition/", json={"action": "PUBLISH"})
     participant = participant_factory("5f00000000000000000000aa")
     first = participant.start(draft["id"])
@@ -171,11 +193,14 @@ def test_starting_twice_resumes_and_the_completion_page_needs_a_participant(api,
     assert (first.status_code, again.status_code) == (201, 200)
     assert first.json() == again.json()
     assert first.json()["url"] == (
-        f"https://tasks.example.org/s/?PROLIFIC_PID=5f00000000000000000000aa&SESSION_ID={first.json()['session_id']}")
+        f"https://tasks.example.org/s/?PROLIFIC_PID=5f00000000000000000000aa&SESSION_ID={first.json()['session_id']}"
+    )
     anonymous = requests.get(f"{local_prolific}/localprolific/submissions/complete", params={"cc": "ABC123"})
     assert anonymous.status_code == 400
-    by_parameter = requests.get(f"{local_prolific}/localprolific/submissions/complete",
-                                params={"cc": "ABC123", "participant": "5f00000000000000000000aa", "format": "json"})
+    by_parameter = requests.get(
+        f"{local_prolific}/localprolific/submissions/complete",
+        params={"cc": "ABC123", "participant": "5f00000000000000000000aa", "format": "json"},
+    )
     assert by_parameter.json()["status"] == "AWAITING REVIEW"
 
 
@@ -200,8 +225,8 @@ def test_the_browser_start_redirects_to_the_study_with_ids_filled_in(api, draft,
     submission = Submission.objects.get()
     assert started.status_code == 302
     assert started.headers["Location"] == (
-        f"https://tasks.example.org/s/?PROLIFIC_PID={submission.participant_id}"
-        f"&SESSION_ID={submission.submission_id}")
+        f"https://tasks.example.org/s/?PROLIFIC_PID={submission.participant_id}&SESSION_ID={submission.submission_id}"
+    )
     done = browser.get(f"{local_prolific}/localprolific/submissions/complete", params={"cc": "ABC123"})
     assert "Thanks, your submission is recorded" in done.text
     browser.close()
@@ -212,20 +237,24 @@ def test_time_out_frees_the_place(api, draft, participant_factory, local_prolifi
     started = participant_factory().started(draft["id"])
     participant_factory().started(draft["id"])
 
-    timed_out = requests.post(f"{local_prolific}/localprolific/_control/submissions/"
-                              f"{started['submission_id']}/time-out")
+    timed_out = requests.post(
+        f"{local_prolific}/localprolific/_control/submissions/{started['submission_id']}/time-out"
+    )
 
     assert timed_out.json()["status"] == "TIMED-OUT"
     assert participant_factory().start(draft["id"]).status_code == 201
 
 
 def test_bonus_csv_errors_name_the_lines(api, draft):
-    refused = api.post("submissions/bonus-payments/",
-                       json={"study_id": draft["id"], "csv_bonuses": "nobody,1.00\nnobody2,abc\n"})
+    refused = api.post(
+        "submissions/bonus-payments/", json={"study_id": draft["id"], "csv_bonuses": "nobody,1.00\nnobody2,abc\n"}
+    )
 
     assert refused.status_code == 400
     assert refused.json()["error"]["detail"]["csv_bonuses"] == [
-        f"Line 1: nobody has not taken part in study {draft['id']}.", "Line 2: 'abc' is not an amount like 1.50."]
+        f"Line 1: nobody has not taken part in study {draft['id']}.",
+        "Line 2: 'abc' is not an amount like 1.50.",
+    ]
 
 
 def test_faults_over_http(local_prolific, api):
@@ -233,7 +262,8 @@ def test_faults_over_http(local_prolific, api):
     created = requests.post(control, json={"throttle": 1, "retry_after": 2, "operations": ["studies.list"]})
     assert created.status_code == 201
     assert requests.get(control).json()["faults"] == [
-        {"kind": "throttle", "remaining": 1, "latency_ms": 0, "retry_after": 2, "operations": ["studies.list"]}]
+        {"kind": "throttle", "remaining": 1, "latency_ms": 0, "retry_after": 2, "operations": ["studies.list"]}
+    ]
 
     throttled = api.get("studies/")
     assert (throttled.status_code, throttled.headers["Retry-After"]) == (429, "2")

@@ -22,12 +22,13 @@ def test_study_cost_adds_the_fee_per_place_rounded_half_up(settings):
 
 
 def test_the_default_fee_is_prolifics_corporate_rate(settings):
-    assert settings.PROLIFIC_SERVICE_FEE_RATE == D("0.428")
+    assert D("0.428") == settings.PROLIFIC_SERVICE_FEE_RATE
 
 
 def test_study_url_appends_prolifics_placeholders():
     assert prolific.study_url("https://x.org/s/?a=1") == (
-        "https://x.org/s/?a=1&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
+        "https://x.org/s/?a=1&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
 
 
 def test_bonus_csv_is_one_line_per_participant_with_two_decimals():
@@ -45,12 +46,15 @@ def test_rejection_check_follows_prolifics_rules():
         prolific.rejection_check(message="x" * 100, category="no_code")
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"external_study_url": "https://tasks.example.org/"}, "{{%PROLIFIC_PID%}}"),
-    ({"completion_code": "C0DE 1"}, "letters and digits"),
-    ({"device_compatibility": ("watch",)}, "Devices"),
-    ({"maximum_allowed_minutes": 5}, "maximum allowed time"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"external_study_url": "https://tasks.example.org/"}, "{{%PROLIFIC_PID%}}"),
+        ({"completion_code": "C0DE 1"}, "letters and digits"),
+        ({"device_compatibility": ("watch",)}, "Devices"),
+        ({"maximum_allowed_minutes": 5}, "maximum allowed time"),
+    ],
+)
 def test_a_spec_prolific_would_refuse_is_refused_before_sending(change, words):
     client = prolific.ProlificClient(base_url="http://127.0.0.1:9/api/v1/", token="t")
     with pytest.raises(prolific.RequestInvalid, match=re.escape(words)):
@@ -96,6 +100,6 @@ def test_completion_url_fills_the_code(settings):
 
 def test_development_defaults_to_the_local_endpoint(settings):
     assert settings.PROLIFIC_ENVIRONMENT == "local"
-    assert settings.PROLIFIC_API_URL == f"{settings.SITE_URL}/localprolific/api/v1/"
-    assert settings.PROLIFIC_COMPLETION_URL == f"{settings.SITE_URL}/localprolific/submissions/complete?cc={{code}}"
+    assert f"{settings.SITE_URL}/localprolific/api/v1/" == settings.PROLIFIC_API_URL
+    assert f"{settings.SITE_URL}/localprolific/submissions/complete?cc={{code}}" == settings.PROLIFIC_COMPLETION_URL
     assert settings.LOCALPROLIFIC_ENABLED is settings.LOCALTURK_ENABLED

@@ -54,9 +54,12 @@ def test_prolific_filters_are_checked_saved_and_shown_again(owner_client, campai
 
     assert saved.status_code == 302
     campaign.refresh_from_db()
-    assert campaign.channel_settings == {"prolific": {
-        "seconds_per_task": 30, "filters": [{"filter_id": "approval_rate", "selected_range": {"lower": 95}}],
-    }}
+    assert campaign.channel_settings == {
+        "prolific": {
+            "seconds_per_task": 30,
+            "filters": [{"filter_id": "approval_rate", "selected_range": {"lower": 95}}],
+        }
+    }
     page = owner_client.get("/campaigns/loans/channel/").content.decode()
     assert "&quot;filter_id&quot;: &quot;approval_rate&quot;" in page  # in the textarea, to edit
     owner_client.post("/campaigns/loans/channel/set/", {**FILTER_PAGE, "prolific_filters": ""})
@@ -69,8 +72,11 @@ def test_prolific_filters_are_checked_saved_and_shown_again(owner_client, campai
     [
         ('[{"filter_id": "approval_rate", "selected_range": {"lower": 95}', "Not JSON: Expecting"),
         ('{"filter_id": "handedness"}', "must be a JSON list"),
-        ('[{"selected_values": ["0"]}]', 'filter 1: &quot;filter_id&quot; is missing'),
-        ('[{"filter_id": "handedness", "selected_values": []}]', "filter 1 (handedness): &quot;selected_values&quot; must"),
+        ('[{"selected_values": ["0"]}]', "filter 1: &quot;filter_id&quot; is missing"),
+        (
+            '[{"filter_id": "handedness", "selected_values": []}]',
+            "filter 1 (handedness): &quot;selected_values&quot; must",
+        ),
         ('[{"filter_id": "age", "selected_range": {"lower": 40, "upper": 30}}]', "lower 40 is above upper 30"),
         ('[{"filter_id": "age"}]', "give either"),
         ('[{"filter_id": "age", "selected_range": {"lower": "18"}}]', "bounds must be numbers"),

@@ -22,8 +22,11 @@ def _session(link, code):
 def _answer(hold):
     """What the HIT page stores for the hold's assignment."""
     return AssignmentFactory(
-        task=hold.task, worker=hold.session.worker, assignment_id=hold.assignment_id,
-        submitted_at=timezone.now(), verification=Assignment.Verification.PENDING,
+        task=hold.task,
+        worker=hold.session.worker,
+        assignment_id=hold.assignment_id,
+        submitted_at=timezone.now(),
+        verification=Assignment.Verification.PENDING,
     )
 
 
@@ -99,8 +102,13 @@ def test_an_answer_no_hold_covers_is_never_counted(open_link):
     session = _session(open_link, "ann")
     hold = sessions.hold_next(session)
     other_task = open_link.campaign.topics.get().batches.get().tasks.exclude(pk=hold.task_id).first()
-    forged = AssignmentFactory(task=other_task, worker=session.worker, assignment_id="SFORGED",
-                               submitted_at=timezone.now(), verification=Assignment.Verification.PENDING)
+    forged = AssignmentFactory(
+        task=other_task,
+        worker=session.worker,
+        assignment_id="SFORGED",
+        submitted_at=timezone.now(),
+        verification=Assignment.Verification.PENDING,
+    )
     lost_copy = _answer(hold)  # stored by the page, its copy never reached the session
 
     report = sessions.sessions_verify()
