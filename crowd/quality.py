@@ -12,8 +12,9 @@ raises ValueError as in `crowd.agreement`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,6 +55,8 @@ __all__ = [
 
 Label = tuple[Hashable, Hashable, float]
 Vote = tuple[Hashable, Hashable, Hashable, Hashable]
+WorkerT = TypeVar("WorkerT", bound=Hashable)
+ItemT = TypeVar("ItemT", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -66,14 +69,14 @@ class WorkerCorrelation:
     reason: str = ""
 
 
-def leave_one_out(labels: Iterable[Label]) -> dict[Hashable, float | None]:
+def leave_one_out(labels: Iterable[tuple[WorkerT, Hashable, float]]) -> dict[WorkerT, float | None]:
     """Per worker, Pearson r between the worker's scores and the mean of the other
     workers' scores on the same items (Falke & Gurevych 2017). See `leave_one_out_details`
     for the rules and for why an r is None."""
     return {worker: detail.r for worker, detail in leave_one_out_details(labels).items()}
 
 
-def leave_one_out_details(labels: Iterable[Label]) -> dict[Hashable, WorkerCorrelation]:
+def leave_one_out_details(labels: Iterable[tuple[WorkerT, Hashable, float]]) -> dict[WorkerT, WorkerCorrelation]:
     """r_w = Pearson over items i rated by w and someone else of (s_wi, mean_{v≠w} s_vi).
 
     A worker who rated an item more than once counts with the mean of those scores, both
@@ -82,7 +85,7 @@ def leave_one_out_details(labels: Iterable[Label]) -> dict[Hashable, WorkerCorre
     the worker's scores are constant, or when the others' means are constant."""
     table = label_table(labels)
     r, items, own_constant, others_constant = _leave_one_out(table)
-    details = {}
+    details: dict[WorkerT, WorkerCorrelation] = {}
     for code, worker in enumerate(table.workers):
         if items[code] == 0:
             reason = "no item shared with another worker"
@@ -99,7 +102,7 @@ def leave_one_out_details(labels: Iterable[Label]) -> dict[Hashable, WorkerCorre
     return details
 
 
-def _leave_one_out(table: LabelTable):
+def _leave_one_out(table: LabelTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(r, shared items, own constant, others constant) per worker code; r NaN if None."""
     item_count = max(len(table.items), 1)
     cells, label_cell = np.unique(table.worker * item_count + table.item, return_inverse=True)
@@ -133,7 +136,9 @@ class TrapReport:
     kinds: dict[str, KindStats]
 
 
-def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at: float = 3) -> TrapReport:
+def trap_report(
+    labels: Iterable[tuple[Hashable, ItemT, float]], traps: Mapping[ItemT, str], fail_at: float = 3
+) -> TrapReport:
     """Per worker: trap labels seen and failed (score ≥ `fail_at`); per trap kind
     ("obvious", "subtle"): mean score and label count. Falke & Gurevych (2017) saw means
     of 1.08 (obvious) and 1.14 (subtle). Every label on a trap counts, so a trap shown to a
@@ -141,7 +146,7 @@ def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at:
     table = label_table(labels)
     seen, failed = _trap_counts(table, traps, fail_at)
     kinds = list(dict.fromkeys(traps.values()))
-    kind_code = {kind: code for code, kind in enumerate(kinds)}
+    kind_code: dict[str | None, int] = {kind: code for code, kind in enumerate(kinds)}
     item_kind = np.array([kind_code.get(traps.get(item), -1) for item in table.items], np.intp)
     label_kind = item_kind[table.item]
     on_trap = label_kind >= 0
@@ -155,12 +160,13 @@ def trap_report(labels: Iterable[Label], traps: Mapping[Hashable, str], fail_at:
     )
 
 
-def _trap_labels(table: LabelTable, traps: Mapping[Hashable, str]) -> np.ndarray:
+def _trap_labels(table: LabelTable, traps: Container[Hashable]) -> np.ndarray:
     is_trap = np.fromiter((item in traps for item in table.items), bool, len(table.items))
-    return is_trap[table.item]
+    on_trap: np.ndarray = is_trap[table.item]
+    return on_trap
 
 
-def _trap_counts(table: LabelTable, traps, fail_at) -> tuple[np.ndarray, np.ndarray]:
+def _trap_counts(table: LabelTable, traps: Container[Hashable], fail_at: float) -> tuple[np.ndarray, np.ndarray]:
     on_trap = _trap_labels(table, traps)
     workers = len(table.workers)
     seen = np.bincount(table.worker[on_trap], minlength=workers)
@@ -168,7 +174,7 @@ def _trap_counts(table: LabelTable, traps, fail_at) -> tuple[np.ndarray, np.ndar
     return seen, failed
 
 
-def comparison_agreement(votes: Iterable[Vote]) -> dict[Hashable, float | None]:
+def comparison_agreement(votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]]) -> dict[WorkerT, float | None]:
     """Per worker, the share of the worker's votes that agree with the majority of the
     other workers' votes on the same pair. Votes on pairs where the others are tied or
     absent don't count; None when the worker has no vote that counts."""
@@ -199,17 +205,17 @@ def _comparison_counts(table: VoteTable, workers: int) -> tuple[np.ndarray, np.n
 
 
 def exclusions(
-    labels: Iterable[Label],
-    traps: Mapping[Hashable, str] | None = None,
-    votes: Iterable[Vote] = (),
+    labels: Iterable[tuple[WorkerT, ItemT, float]],
+    traps: Mapping[ItemT, str] | None = None,
+    votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
     max_label_share: float = 0.05,
     min_items: int = 5,
     *,
     fail_at: float = 3,
     max_r: float = 0.5,
     max_agreement: float = 0.6,
-    untouched: Mapping[Hashable, int] | None = None,
-) -> set[Hashable]:
+    untouched: Mapping[WorkerT, int] | None = None,
+) -> set[WorkerT]:
     """The workers to exclude from aggregation; see `exclusion_reasons` for the rules."""
     return set(
         exclusion_reasons(
@@ -227,17 +233,17 @@ def exclusions(
 
 
 def exclusion_reasons(
-    labels: Iterable[Label],
-    traps: Mapping[Hashable, str] | None = None,
-    votes: Iterable[Vote] = (),
+    labels: Iterable[tuple[WorkerT, ItemT, float]],
+    traps: Mapping[ItemT, str] | None = None,
+    votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
     max_label_share: float = 0.05,
     min_items: int = 5,
     *,
     fail_at: float = 3,
     max_r: float = 0.5,
     max_agreement: float = 0.6,
-    untouched: Mapping[Hashable, int] | None = None,
-) -> dict[Hashable, str]:
+    untouched: Mapping[WorkerT, int] | None = None,
+) -> dict[WorkerT, str]:
     """Workers to exclude, each with the reason, in the order they were chosen. `traps`
     maps trap items to their kind (None or {} when there are none).
 
@@ -265,7 +271,7 @@ def exclusion_reasons(
         raise ValueError(f"max_label_share must be within [0, 1], not {max_label_share}")
     traps = traps or {}
     table = label_table(labels)
-    reasons: dict[Hashable, str] = {}
+    reasons: dict[WorkerT, str] = {}
 
     seen, failed = _trap_counts(table, traps, fail_at)
     for code in np.flatnonzero((seen >= 2) & (2 * failed >= seen)):
@@ -319,7 +325,13 @@ def exclusion_reasons(
 
 
 def _add_worst(
-    reasons: dict, workers: list, value: np.ndarray, judged: np.ndarray, load: np.ndarray, cap: float, describe
+    reasons: dict[Any, str],
+    workers: list[Any],
+    value: np.ndarray,
+    judged: np.ndarray,
+    load: np.ndarray,
+    cap: float,
+    describe: Callable[[int], str],
 ) -> None:
     """Add judged workers, lowest `value` first, while the excluded load stays ≤ cap."""
     used = load[np.array([worker in reasons for worker in workers], bool)].sum()

@@ -6,17 +6,26 @@ estimate, and the top 100 by that mean, plus every proposition tied with the 100
 on to pairwise comparisons.
 """
 
+from collections.abc import Collection, Hashable, Iterable, Mapping
+from typing import TypeVar
+
 from ranking.stats import ranked_keys
 
+K = TypeVar("K", bound=Hashable)
 
-def likert_means(labels, excluded_workers=frozenset(), traps=frozenset()):
+
+def likert_means(
+    labels: Iterable[tuple[Hashable, K, float]],
+    excluded_workers: Collection[Hashable] = frozenset(),
+    traps: Collection[Hashable] = frozenset(),
+) -> dict[K, tuple[float, int]]:
     """Per item the mean label and the label count: {item: (mean, n)}.
 
     labels: iterable of (worker, item, score). Labels of `excluded_workers` and labels
     on `traps` (trap propositions, which are not part of the ranking) are skipped; an
     item left with no label does not appear.
     """
-    totals = {}
+    totals: dict[K, tuple[float, int]] = {}
     for worker, item, score in labels:
         if worker in excluded_workers or item in traps:
             continue
@@ -25,7 +34,7 @@ def likert_means(labels, excluded_workers=frozenset(), traps=frozenset()):
     return {item: (total / count, count) for item, (total, count) in totals.items()}
 
 
-def top_k_with_ties(scores, k=100):
+def top_k_with_ties(scores: Mapping[K, float], k: int = 100) -> list[K]:
     """The k keys with the highest score, plus every key whose score equals the k-th's.
 
     scores: {key: mean}. A tie is exact float equality: means of integer labels tie

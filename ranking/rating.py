@@ -15,9 +15,14 @@ comparison. The ranking method is Falke & Gurevych (EMNLP 2017).
 """
 
 import math
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
 
 import trueskill
 from trueskill import backends
+
+K = TypeVar("K", bound=Hashable)
+TruncationMoments = Callable[[float, float], tuple[float, float]]
 
 DEFAULT_MU = 25.0
 DEFAULT_SIGMA = DEFAULT_MU / 3
@@ -28,14 +33,16 @@ _SQRT2 = math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
-def default_env():
+def default_env() -> trueskill.TrueSkill:
     """The environment Salience rates with: μ 25, σ 25/3, β σ/2, τ σ/100, no draws."""
     return trueskill.TrueSkill(
         mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=DEFAULT_BETA, tau=DEFAULT_TAU, draw_probability=0
     )
 
 
-def fit(comparisons, items=None, env=None):
+def fit(
+    comparisons: Iterable[tuple[K, K]], items: Iterable[K] | None = None, env: trueskill.TrueSkill | None = None
+) -> dict[K, trueskill.Rating]:
     """Rate every key by TrueSkill over `(winner, loser)` comparisons in chronological order.
 
     Equals applying `trueskill.rate_1vs1(ratings[winner], ratings[loser], env=env)` to each
@@ -53,7 +60,7 @@ def fit(comparisons, items=None, env=None):
     beta_sq2 = 2 * env.beta**2
     tau_sq = env.tau**2
     prior = (float(env.mu), float(env.sigma) ** 2)
-    state = dict.fromkeys(items or (), prior)  # key -> (μ, σ²)
+    state: dict[K, tuple[float, float]] = dict.fromkeys(items or (), prior)  # key -> (μ, σ²)
 
     for winner, loser in comparisons:
         if winner == loser:
@@ -71,7 +78,7 @@ def fit(comparisons, items=None, env=None):
     return {key: trueskill.Rating(mu, math.sqrt(var)) for key, (mu, var) in state.items()}
 
 
-def _truncation_moments(env):
+def _truncation_moments(env: trueskill.TrueSkill) -> TruncationMoments:
     """The function (t, ε) -> (v, w) of a win, as `env.v_win` and `env.w_win` compute it.
 
     For trueskill's built-in backend the same Gaussian approximations are inlined (one
@@ -83,7 +90,7 @@ def _truncation_moments(env):
         return _builtin_truncation_moments
     cdf, pdf = env.cdf, env.pdf
 
-    def truncation_moments(t, epsilon):
+    def truncation_moments(t: float, epsilon: float) -> tuple[float, float]:
         x = t - epsilon
         denominator = cdf(x)
         v = pdf(x) / denominator if denominator else -x
@@ -92,7 +99,7 @@ def _truncation_moments(env):
     return truncation_moments
 
 
-def _builtin_truncation_moments(t, epsilon):
+def _builtin_truncation_moments(t: float, epsilon: float) -> tuple[float, float]:
     """v and w with trueskill.backends' cdf (Numerical Recipes erfc) and pdf, inlined."""
     x = t - epsilon
     z = -x / _SQRT2
@@ -124,7 +131,7 @@ def _builtin_truncation_moments(t, epsilon):
     return v, _checked_w(v, x)
 
 
-def _checked_w(v, x):
+def _checked_w(v: float, x: float) -> float:
     w = v * (v + x)
     if 0 < w < 1:
         return w

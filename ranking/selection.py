@@ -40,12 +40,16 @@ the current ranking).
 
 import math
 import random
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 import numpy as np
 import trueskill
 from scipy.special import ndtr
 
 from ranking.rating import DEFAULT_MU, DEFAULT_SIGMA, DEFAULT_TAU
+
+K = TypeVar("K", bound=Hashable)
 
 # Performance noise for crowd votes: 1.5 prior σ (3x TrueSkill's default β = σ/2). A
 # Thurstonian worker whose noise sd is 1.25 times the spread of the true utilities
@@ -61,12 +65,18 @@ REPEAT_DISCOUNT_LABELS = 2.0
 _BALD_C2 = math.pi * math.log(2) / 2
 
 
-def crowd_env():
+def crowd_env() -> trueskill.TrueSkill:
     """The TrueSkill environment for crowd votes: μ 25, σ 25/3, β 1.5σ, τ σ/100, no draws."""
     return trueskill.TrueSkill(mu=DEFAULT_MU, sigma=DEFAULT_SIGMA, beta=CROWD_BETA, tau=DEFAULT_TAU, draw_probability=0)
 
 
-def next_batch(ratings, counts, n_pairs=100, group_size=5, rng=None):
+def next_batch(
+    ratings: Mapping[K, trueskill.Rating],
+    counts: Mapping[frozenset[K], float],
+    n_pairs: int = 100,
+    group_size: int = 5,
+    rng: random.Random | None = None,
+) -> list[tuple[K, ...]]:
     """Groups of `group_size` distinct keys whose C(group_size, 2) pairs are worth labelling.
 
     ratings: {key: trueskill.Rating}, best fit with `crowd_env()` (a Rating does not
@@ -95,14 +105,14 @@ def next_batch(ratings, counts, n_pairs=100, group_size=5, rng=None):
         gains = expected_information_gain(mu, sigma, CROWD_BETA)
         gains /= 1 + labels / REPEAT_DISCOUNT_LABELS
         need = (labels.sum(axis=1) + 1) / (DENSITY_FLOOR + mu_density(mu))
-        groups = _pack(gains, _neediest(need, n_groups * size), n_groups, size)
-        groups = [[keys[index] for index in group] for group in groups]
+        packed = _pack(gains, _neediest(need, n_groups * size), n_groups, size)
+        groups = [[keys[index] for index in group] for group in packed]
     for group in groups:
         rng.shuffle(group)
     return [tuple(group) for group in groups]
 
 
-def expected_information_gain(mu, sigma, beta):
+def expected_information_gain(mu: np.ndarray, sigma: np.ndarray, beta: float) -> np.ndarray:
     """Mutual information (bits) between the outcome of a vs b and their skills, all pairs.
 
     With m = (μa − μb) / (√2 β) and v = (σa² + σb²) / (2β²) (Houlsby et al. 2011):
@@ -110,15 +120,15 @@ def expected_information_gain(mu, sigma, beta):
     """
     m = (mu[:, None] - mu[None, :]) / (math.sqrt(2) * beta)
     v = (sigma[:, None] ** 2 + sigma[None, :] ** 2) / (2 * beta**2)
-    p = np.clip(ndtr(m / np.sqrt(1 + v)), 1e-15, 1 - 1e-15)
+    p: np.ndarray = np.clip(ndtr(m / np.sqrt(1 + v)), 1e-15, 1 - 1e-15)
     outcome_entropy = -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
     noise_entropy = np.sqrt(_BALD_C2 / (v + _BALD_C2)) * np.exp(-(m**2) / (2 * (v + _BALD_C2)))
-    gains = np.maximum(outcome_entropy - noise_entropy, 0.0)
+    gains: np.ndarray = np.maximum(outcome_entropy - noise_entropy, 0.0)
     np.fill_diagonal(gains, 0.0)
     return gains
 
 
-def mu_density(mu):
+def mu_density(mu: np.ndarray) -> np.ndarray:
     """exp(−z²/2), z = (μ − mean) / sd: a normal fitted to the μs, 1 at the mean.
 
     All 1 when the μs are equal (nothing is known yet, so only labels decide).
@@ -126,10 +136,11 @@ def mu_density(mu):
     spread = float(np.std(mu))
     if spread == 0:
         return np.ones_like(mu)
-    return np.exp(-(((mu - mu.mean()) / spread) ** 2) / 2)
+    density: np.ndarray = np.exp(-(((mu - mu.mean()) / spread) ** 2) / 2)
+    return density
 
 
-def _label_counts(keys, counts):
+def _label_counts(keys: list[K], counts: Mapping[frozenset[K], float]) -> np.ndarray:
     index = {key: position for position, key in enumerate(keys)}
     matrix = np.zeros((len(keys), len(keys)))
     for pair, labels in counts.items():
@@ -139,20 +150,20 @@ def _label_counts(keys, counts):
     return matrix
 
 
-def _neediest(need, slots):
+def _neediest(need: np.ndarray, slots: int) -> np.ndarray:
     """Mask of the `slots` keys with the lowest need score (all keys if there are fewer)."""
     chosen = np.zeros(len(need), dtype=bool)
     chosen[np.argsort(need, kind="stable")[:slots]] = True
     return chosen
 
 
-def _pack(gains, eligible, n_groups, size):
+def _pack(gains: np.ndarray, eligible: np.ndarray, n_groups: int, size: int) -> list[list[int]]:
     """Greedy groups of `size` indices, drawn from `eligible` while it has open keys;
     each index in at most ceil(slots / n) groups."""
     n = len(gains)
     cap = math.ceil(n_groups * size / n)
     uses = np.zeros(n, dtype=int)
-    groups = []
+    groups: list[list[int]] = []
     for _ in range(n_groups):
         open_keys = _open(uses, cap, eligible, [])
         seed_scores = gains[:, open_keys].sum(axis=1)
@@ -167,7 +178,7 @@ def _pack(gains, eligible, n_groups, size):
     return groups
 
 
-def _open(uses, cap, eligible, members):
+def _open(uses: np.ndarray, cap: int, eligible: np.ndarray, members: list[int]) -> np.ndarray:
     """Keys a group may take next: eligible, not in the group and under the cap; failing
     that, any key under the cap not in the group; failing that, any key not in the group."""
     not_member = np.ones(len(uses), dtype=bool)

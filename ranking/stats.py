@@ -5,11 +5,15 @@ refit snapshots (Spearman with the previous snapshot, entries into the top 50).
 """
 
 import math
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 from scipy.stats import spearmanr
 
+K = TypeVar("K", bound=Hashable)
 
-def ranked_keys(scores):
+
+def ranked_keys(scores: Mapping[K, float]) -> list[K]:
     """Keys by score descending, then key ascending (by repr for unorderable key types)."""
     try:
         return sorted(scores, key=lambda key: (-scores[key], key))
@@ -17,7 +21,7 @@ def ranked_keys(scores):
         return sorted(scores, key=lambda key: (-scores[key], repr(key)))
 
 
-def spearman(scores_a, scores_b):
+def spearman(scores_a: Mapping[K, float], scores_b: Mapping[K, float]) -> float | None:
     """Spearman's ρ (ties get average ranks) over the keys both dicts share.
 
     Returns None with fewer than two shared keys or when either side is constant.
@@ -31,7 +35,7 @@ def spearman(scores_a, scores_b):
     return None if math.isnan(rho) else rho
 
 
-def top_k_overlap(scores_a, scores_b, k=50):
+def top_k_overlap(scores_a: Mapping[K, float], scores_b: Mapping[K, float], k: int = 50) -> float:
     """|top k of a ∩ top k of b| / k, each top k taken in `ranked_keys` order (exactly k)."""
     if k < 1:
         return 0.0
