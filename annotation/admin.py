@@ -4,9 +4,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from annotation.campaigns import FIXED_AFTER_PUBLISH, campaign_changes_check, campaign_has_published, campaign_update
 from annotation.formats import FORMATS
 from annotation.importers import ImportFailed, propositions_import
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Task, TaskItem, Topic
+from config.errors import Conflict
 
 
 class ImportForm(forms.Form):
@@ -24,14 +26,64 @@ class TopicInline(admin.TabularInline):
     show_change_link = True
 
 
+class CampaignAdminForm(forms.ModelForm):
+    """Checks a change against the rule every interface uses (annotation.campaigns), on the
+    campaign as stored, so the admin refuses what the API refuses, with the same message.
+    (No Meta: CampaignAdmin builds the form for Campaign with the fields it shows.)"""
+
+    def clean(self):
+        data = super().clean() or {}
+        if self.instance.pk is not None:
+            changes = {name: data[name] for name in self.changed_data if name in data}
+            try:
+                campaign_changes_check(campaign=Campaign.objects.get(pk=self.instance.pk), changes=changes)
+            except Conflict as refused:
+                raise forms.ValidationError(refused.message, code=refused.code) from None
+        return data
+
+
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "status", "channel", "mturk_environment", "budget_cap", "created_at")
-    list_filter = ("status", "channel", "mturk_environment")
+    form = CampaignAdminForm
+    list_display = ("name", "slug", "status", "channel", "environment", "budget_cap", "created_at")
+    list_filter = ("status", "channel", "environment")
     search_fields = ("name", "slug", "description")
     prepopulated_fields = {"slug": ("name",)}
     inlines = [TopicInline]
     change_form_template = "admin/annotation/campaign/change_form.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        """The status has its own writers (annotation.campaigns): setting it back to draft
+        here would unlock the fixed settings. Those are shown, not offered, once published; a
+        POST that carries one anyway (a form loaded before the first publish, or a crafted
+        request) has it judged by the form's check, which refuses a change with the message
+        every interface shows instead of dropping it silently."""
+        if obj is None or not campaign_has_published(obj):
+            return ("status",)
+        posted = request.POST if request.method == "POST" else {}
+        return ("status", *(name for name in FIXED_AFTER_PUBLISH if name not in posted))
+
+    def get_prepopulated_fields(self, request, obj=None):
+        # The slug is fixed once published, and a read-only field cannot be prepopulated.
+        return (
+            super().get_prepopulated_fields(request, obj)
+            if "slug" not in self.get_readonly_fields(request, obj)
+            else {}
+        )
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        # Under the campaign's row lock and the same check, as for every other interface.
+        campaign_update(campaign_id=obj.pk, changes={name: getattr(obj, name) for name in form.changed_data})
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except Conflict as refused:  # published between the form's check and the save: nothing saved
+            self.message_user(request, refused.message, messages.ERROR)
+            return redirect(request.path)
 
     def get_urls(self):
         own = [

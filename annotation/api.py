@@ -4,6 +4,8 @@ Every route under `campaigns/<slug>/` resolves the campaign through
 `campaigns_visible_to`, so another researcher's campaign is a 404, never a 403.
 """
 
+from typing import TYPE_CHECKING
+
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
@@ -29,8 +31,13 @@ from annotation.serializers import (
 )
 from annotation.text import normalize_text
 
+if TYPE_CHECKING:
+    _View = APIView  # what the mixins below are combined with; a plain mixin at run time
+else:
+    _View = object
 
-class CampaignScoped:
+
+class CampaignScoped(_View):
     """A view under `campaigns/<campaign_slug>/`: the campaign if the user may see it, else 404."""
 
     @cached_property
@@ -59,7 +66,9 @@ class TopicScoped(CampaignScoped):
     partial_update=extend_schema(
         request=CampaignSettingsSerializer,
         responses={200: CampaignSerializer},
-        description="Change settings of a draft campaign; 409 once it is published.",
+        description="Change a campaign's settings. Once it has published, a change to a setting that "
+        "decides what its work asks, pays or accepts (rewards, assignments per HIT, channel, ...) is a 409 "
+        "naming those settings; name, description and budget cap stay open.",
     ),
 )
 class CampaignViewSet(

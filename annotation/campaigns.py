@@ -1,9 +1,11 @@
 """Campaigns: creating them with the paper's defaults, who sees them, settings and status."""
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Field
 from django.utils.text import slugify
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Task
 from config.errors import ApplicationError, Conflict
 
 
@@ -33,15 +35,99 @@ def campaigns_visible_to(user):
     return Campaign.objects.filter(owner=user)
 
 
+# ---- Settings fixed after the first publish ----------------------------------------------------
+#
+# A published HIT, study or link is a promise to workers and a record for the researcher: what
+# is asked (question, traps, group sizes), what it pays and on what terms (rewards, assignments,
+# durations, auto-approval), who may take it (channel, environment, qualifications, Prolific
+# filters, session length), how the answers are judged (quality control: exclusions decide who
+# is rejected, blocked or left out of the ranking) and how many more are bought (the ranking
+# loop's top k, pair budget, batch size and stopping rule). Changing any of these half-way
+# would mix two campaigns in one ranking, pay workers differently for the same work, or judge
+# answers already given by rules their workers never saw. The slug is fixed too: the HITs'
+# annotations and the Prolific studies at the marketplace carry it.
+#
+# What stays open is what the work does not depend on: the name and description (for the
+# researcher only), the owner, the budget cap (publishing checks it against what is committed
+# whenever it publishes; raising it is how a researcher lets a campaign that ran out of money
+# finish, lowering it stops further publishing) and the production switch (turning it off must
+# always be possible). The campaign's status is not a setting: its writers are below.
+FIXED_AFTER_PUBLISH = (
+    "slug",
+    "question_template",
+    "likert_group_size",
+    "comparison_group_size",
+    "assignments_per_hit",
+    "likert_reward",
+    "comparison_reward",
+    "top_k",
+    "pair_budget_fraction",
+    "batch_pairs",
+    "stop_spearman",
+    "stop_stable_refits",
+    "trap_rate",
+    "obvious_traps",
+    "qc_max_label_share",
+    "qc_min_items",
+    "qc_block_excluded",
+    "qc_reject_failed_traps",
+    "channel",
+    "environment",
+    "require_us_locale",
+    "min_approval_percent",
+    "hit_title",
+    "hit_keywords",
+    "hit_lifetime_seconds",
+    "assignment_duration_seconds",
+    "auto_approval_delay_seconds",
+    "tasks_per_session",
+    "channel_settings",
+)
+CHANGEABLE_AFTER_PUBLISH = ("name", "description", "owner", "budget_cap", "production_enabled")
+
+
+def campaign_has_published(campaign: Campaign) -> bool:
+    """Whether the campaign's settings are fixed: it left the draft status (the first published
+    batch makes it active) or a task of it is on offer somewhere (a publish that stopped half-way
+    leaves HITs behind before the status changes)."""
+    if campaign.status != Campaign.Status.DRAFT:
+        return True
+    return Task.objects.filter(batch__topic__campaign=campaign, hit__isnull=False).exists()
+
+
+def campaign_changes_check(*, campaign: Campaign, changes: dict) -> None:
+    """The one guard on changing a campaign's settings, for every interface: a draft may
+    change anything; once it has published, a change to a field of FIXED_AFTER_PUBLISH is
+    refused with a Conflict naming every such field. A value equal to the stored one is no
+    change, so a form that sends every field back is fine."""
+    changed = [name for name in FIXED_AFTER_PUBLISH if name in changes and not _same(campaign, name, changes[name])]
+    if changed and campaign_has_published(campaign):
+        raise Conflict(
+            f"Campaign {campaign.slug!r} has published work: {', '.join(changed)} can no longer be changed. "
+            "They decide what its HITs ask, pay and accept, and how their answers are judged; "
+            "create a new campaign to change them.",
+            code="settings_fixed",
+            details={"fields": changed},
+        )
+
+
+def _same(campaign: Campaign, name: str, value) -> bool:
+    """Whether `value` is what the field holds already, read as the database would store it
+    ("0.06" and Decimal("0.06") are the same reward)."""
+    field = Campaign._meta.get_field(name)
+    assert isinstance(field, Field)  # every fixed setting is a concrete column
+    try:
+        return field.to_python(value) == getattr(campaign, name)
+    except ValidationError:
+        return False  # not even a valid value: certainly a change
+
+
 @transaction.atomic
 def campaign_update(*, campaign_id: int, changes: dict) -> Campaign:
-    """Apply setting changes while the campaign is a draft; a published one refuses (409)."""
+    """Apply setting changes under the campaign's row lock, after `campaign_changes_check`;
+    a refused change writes nothing (409)."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
-    if campaign.status != Campaign.Status.DRAFT:
-        raise Conflict(
-            f"Campaign {campaign.slug!r} is {campaign.status}: settings can be changed only while it is a draft.",
-            code="campaign_not_draft",
-        )
+    campaign_changes_check(campaign=campaign, changes=changes)
     for field, value in changes.items():
         setattr(campaign, field, value)
     campaign.save(update_fields=list(changes))
@@ -63,8 +149,8 @@ def campaign_pause(*, campaign_id: int) -> Campaign:
 
 @transaction.atomic
 def campaign_resume(*, campaign_id: int) -> Campaign:
-    """Active again, and every topic handed to the pipeline after commit: a batch that was
-    completed while paused has no HIT left for sync to look at, so nothing else would."""
+    """Active again: the loop's next pass (ranking.workflow) takes up every waiting topic,
+    including one whose batch was completed while the campaign was paused."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
     if campaign.status == Campaign.Status.ACTIVE:
         return campaign
@@ -75,14 +161,24 @@ def campaign_resume(*, campaign_id: int) -> Campaign:
         )
     campaign.status = Campaign.Status.ACTIVE
     campaign.save(update_fields=["status"])
-    topic_ids = list(campaign.topics.values_list("pk", flat=True))
-    transaction.on_commit(lambda: _topics_advance(topic_ids))
     return campaign
 
 
-def _topics_advance(topic_ids: list[int]) -> None:
-    # The ranking app builds on this one; imported here so annotation imports without it.
-    from ranking.tasks import advance_topic
+# Campaign.status has its writers here only: pause and resume above, and these two, which the
+# publishing service and the loop's owner call.
 
-    for topic_id in topic_ids:
-        advance_topic.delay(topic_id)
+
+def campaign_activate(*, campaign_id: int) -> bool:
+    """A draft becomes active with its first published batch (its settings are then fixed);
+    True when it changed."""
+    return bool(
+        Campaign.objects.filter(pk=campaign_id, status=Campaign.Status.DRAFT).update(status=Campaign.Status.ACTIVE)
+    )
+
+
+def campaign_finish(*, campaign_id: int) -> bool:
+    """An active campaign whose topics are all done is finished; True when it changed. A
+    paused one stays paused until resumed."""
+    return bool(
+        Campaign.objects.filter(pk=campaign_id, status=Campaign.Status.ACTIVE).update(status=Campaign.Status.FINISHED)
+    )

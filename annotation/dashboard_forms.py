@@ -2,16 +2,20 @@
 and says why, so a researcher changes it knowingly."""
 
 from decimal import Decimal
+from typing import cast
 
 from django import forms
+from django.db import models
 
+from annotation.campaigns import FIXED_AFTER_PUBLISH, campaign_has_published
 from annotation.models import Campaign
+from crowd.marketplaces.registry import channel_policy
 
 RESERVED_SLUGS = {"new"}  # /campaigns/new/ is the create page
 
 
 def _default(name: str):
-    return Campaign._meta.get_field(name).default
+    return cast(models.Field, Campaign._meta.get_field(name)).default  # a column, not a relation
 
 
 class CampaignForm(forms.Form):
@@ -23,12 +27,13 @@ class CampaignForm(forms.Form):
     description = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="For you and your colleagues."
     )
-    mturk_environment = forms.ChoiceField(
-        label="Marketplace",
-        choices=Campaign.Environment.choices,
-        initial=_default("mturk_environment"),
-        help_text="Local endpoint: offline, no money. Sandbox: MTurk's free test site. Production: real money; "
-        "it also needs the deployment's setting, the campaign's production switch and a typed confirmation.",
+    environment = forms.ChoiceField(
+        label="Environment",
+        choices=Campaign.Environment.choices,  # the channel's own, set in __init__
+        initial=_default("environment"),
+        help_text="Local endpoint: offline, no money. Sandbox: the marketplace's free test site, where it has "
+        "one. Production: real money; it also needs the deployment's setting, the campaign's production switch "
+        "and a typed confirmation.",
     )
     budget_cap = forms.DecimalField(
         label="Budget cap (US$)",
@@ -36,8 +41,8 @@ class CampaignForm(forms.Form):
         max_digits=10,
         decimal_places=2,
         initial=_default("budget_cap"),
-        help_text="Publishing refuses work that would commit more, MTurk fees included. $100 covers one topic "
-        "of about 1,000 propositions at these rates: Likert round about $71, comparisons about $19.",
+        help_text="Publishing refuses work that would commit more, {fees}. $100 covers one topic of about "
+        "1,000 propositions at these rates on MTurk: Likert round about $71, comparisons about $19.",
     )
     likert_reward = forms.DecimalField(
         label="Likert HIT reward (US$)",
@@ -94,11 +99,55 @@ class CampaignForm(forms.Form):
         "enough to spot careless workers at little cost.",
     )
 
+    def __init__(self, *args, channel: str | None = None, **kwargs):
+        """`channel`: the campaign's (a new campaign's is the model's default); its policy names
+        the environments and the fees."""
+        super().__init__(*args, **kwargs)
+        policy = channel_policy(channel or _default("channel"))
+        cast(forms.ChoiceField, self.fields["environment"]).choices = policy.environments
+        self.fields["budget_cap"].help_text = self.fields["budget_cap"].help_text.format(fees=policy.fees_wording)
+
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
         if slug in RESERVED_SLUGS:
             raise forms.ValidationError(f"{slug!r} is reserved for the dashboard's own pages: choose another slug.")
         return slug
+
+
+class CampaignSettingsForm(CampaignForm):
+    """The settings page of a campaign: the create form without the slug (fixed: it names the
+    campaign everywhere) and the marketplace (the channel page sets it). Once the campaign has
+    published, the settings fixed by annotation.campaigns are shown read-only; a request that
+    changes one anyway is refused there, with the message every interface shows."""
+
+    SETTINGS = (
+        "name",
+        "description",
+        "budget_cap",
+        "likert_reward",
+        "comparison_reward",
+        "assignments_per_hit",
+        "top_k",
+        "pair_budget_fraction",
+        "batch_pairs",
+        "trap_rate",
+    )
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(
+            *args, initial={name: getattr(campaign, name) for name in self.SETTINGS}, channel=campaign.channel, **kwargs
+        )
+        for name in set(self.fields) - set(self.SETTINGS):
+            del self.fields[name]
+        self.published = campaign_has_published(campaign)
+        if self.published:
+            for name in set(self.fields) & set(FIXED_AFTER_PUBLISH):
+                self.fields[name].widget.attrs["readonly"] = True
+                self.fields[name].help_text = "Fixed: the campaign has published work. " + self.fields[name].help_text
+
+    @property
+    def changes(self) -> dict:
+        return {name: self.cleaned_data[name] for name in self.changed_data}
 
 
 class ImportForm(forms.Form):
@@ -116,7 +165,7 @@ class ImportForm(forms.Form):
 
 
 class PublishForm(forms.Form):
-    """Confirms publishing; for MTurk production the researcher types the campaign's slug,
+    """Confirms publishing; for production the researcher types the campaign's slug,
     the dashboard's equivalent of the publish command's --live."""
 
     confirmation = forms.CharField(required=False, label="Type the campaign's slug to confirm")
@@ -127,12 +176,13 @@ class PublishForm(forms.Form):
 
     @property
     def needs_typed_confirmation(self) -> bool:
-        return self.campaign.mturk_environment == Campaign.Environment.PRODUCTION
+        return self.campaign.environment == Campaign.Environment.PRODUCTION
 
     def clean_confirmation(self):
         typed = self.cleaned_data["confirmation"].strip()
         if self.needs_typed_confirmation and typed != self.campaign.slug:
             raise forms.ValidationError(
-                f"This publishes to MTurk production with real money: type {self.campaign.slug} to confirm."
+                f"This publishes to {channel_policy(self.campaign.channel).short_name} production with real money: "
+                f"type {self.campaign.slug} to confirm."
             )
         return typed

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.campaign_list, name="campaigns"),
     path("campaigns/new/", views.create_campaign, name="campaign-create"),
     path("campaigns/<slug:slug>/", views.campaign_page, name="campaign"),
+    path("campaigns/<slug:slug>/settings/", views.campaign_settings, name="campaign-settings"),
     path("campaigns/<slug:slug>/import/", views.upload_propositions, name="propositions-import"),
     path("campaigns/<slug:slug>/pause/", views.pause_campaign, name="campaign-pause"),
     path("campaigns/<slug:slug>/resume/", views.resume_campaign, name="campaign-resume"),

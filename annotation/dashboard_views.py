@@ -10,16 +10,23 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.campaigns import campaign_create, campaign_pause, campaign_resume, campaigns_visible_to
-from annotation.dashboard_forms import CampaignForm, ImportForm, PublishForm
+from annotation.campaigns import (
+    campaign_create,
+    campaign_pause,
+    campaign_resume,
+    campaign_update,
+    campaigns_visible_to,
+)
+from annotation.dashboard_forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
 from annotation.importers import ImportFailed, ImportSummary, propositions_import
 from annotation.models import Batch, Campaign
-from annotation.progress import campaign_progress, campaigns_overview
 from config.errors import ApplicationError
 from crowd import ledger
 from crowd.expiry import batch_expire
-from crowd.marketplace import get_marketplace
-from crowd.publishing import topic_publish, topic_publish_plans
+from crowd.marketplaces.registry import channel_policy, get_marketplace
+from crowd.progress import campaign_progress, campaigns_overview
+from crowd.publishing import topic_publish_plans
+from ranking.workflow import topic_round_publish
 
 
 def _campaign(request: HttpRequest, slug: str) -> Campaign:
@@ -50,6 +57,26 @@ def create_campaign(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Campaign {campaign.name} created. Next: upload its propositions.")
             return _back(campaign)
     return render(request, "dashboard/campaign_form.html", {"form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def campaign_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    form = CampaignSettingsForm(request.POST or None, campaign=campaign)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                campaign_update(campaign_id=campaign.pk, changes=form.changes)
+            except ApplicationError as error:
+                form.add_error(None, error.message)
+                status = error.http_status
+            else:
+                messages.success(request, "Settings saved.")
+                return _back(campaign)
+    return render(request, "dashboard/campaign_settings.html", {"campaign": campaign, "form": form}, status=status)
 
 
 @login_required
@@ -126,7 +153,7 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
     form = PublishForm(request.POST if request.method == "POST" else None, campaign=campaign)
     if request.method == "POST" and form.is_valid():
         try:
-            results = topic_publish(topic=topic, kind=Batch.Kind.LIKERT, live=form.needs_typed_confirmation)
+            results = topic_round_publish(topic=topic, kind=Batch.Kind.LIKERT, live=form.needs_typed_confirmation)
         except ApplicationError as error:
             form.add_error(None, error.message)
         else:
@@ -135,7 +162,7 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
             messages.success(
                 request,
                 f"Published {published} Likert HITs of topic {topic.key} to the "
-                f"{campaign.get_mturk_environment_display()}; ${cost} committed.",
+                f"{channel_policy(campaign.channel).environment_label(campaign.environment)}; ${cost} committed.",
             )
             return _back(campaign)
     try:

@@ -1,8 +1,10 @@
-"""Response headers of HIT pages: embeddable by MTurk's worker sites, nothing else.
+"""Response headers of HIT pages: embeddable by the channels' worker sites, nothing else.
 
 MTurk shows the page in an iframe on worker.mturk.com / workersandbox.mturk.com, so these
 views drop X-Frame-Options (DENY everywhere else) and say who may frame them with CSP
-`frame-ancestors` (settings.HIT_FRAME_ANCESTORS). The rest of the policy keeps the page to
+`frame-ancestors` (`hit_frame_ancestors`: settings.HIT_FRAME_ANCESTORS when set, else 'self'
+and the worker sites each channel's policy lists, registered by the crowd app when it is
+ready — annotation does not import the channels). The rest of the policy keeps the page to
 its own static files: no CDN, no fonts, no inline script or style.
 """
 
@@ -11,27 +13,27 @@ from functools import wraps
 from django.conf import settings
 from django.views.decorators.clickjacking import xframe_options_exempt
 
+from config.csp import page_policy
+
 # Views add an origin here when the page's form posts elsewhere (MTurk's externalSubmit).
 FORM_TARGETS_ATTRIBUTE = "hit_form_targets"
-# Chromium applies form-action to the redirects after a form post too, and MTurk's
-# externalSubmit answers with a redirect within its worker sites.
-MTURK_FORM_TARGETS = ("https://*.mturk.com",)
+
+
+_worker_sites: tuple[str, ...] = ()
+
+
+def worker_sites_register(origins: tuple[str, ...]) -> None:
+    """The origins of every channel's worker sites (crowd.apps, from crowd.marketplaces)."""
+    global _worker_sites
+    _worker_sites = tuple(origins)
+
+
+def hit_frame_ancestors() -> tuple[str, ...]:
+    return tuple(settings.HIT_FRAME_ANCESTORS) or ("'self'", *_worker_sites)
 
 
 def hit_policy(form_targets: tuple[str, ...] = ()) -> str:
-    return "; ".join(
-        [
-            "default-src 'self'",
-            "script-src 'self'",
-            "style-src 'self'",
-            "img-src 'self' data:",
-            "connect-src 'self'",
-            "object-src 'none'",
-            "base-uri 'none'",
-            "form-action " + " ".join(("'self'", *form_targets)),
-            "frame-ancestors " + " ".join(settings.HIT_FRAME_ANCESTORS),
-        ]
-    )
+    return page_policy(frame_ancestors=" ".join(hit_frame_ancestors()), form_targets=form_targets)
 
 
 def hit_frame_headers(view):

@@ -10,16 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode, urlsplit
 
-from annotation.models import Campaign
-
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 EXTERNAL_SUBMIT_PATH = "/mturk/externalSubmit"
 MAX_ID_LENGTH = 64  # the width of Assignment.assignment_id and Worker.external_id
-# turkSubmitTo is occasionally missing; then the environment's worker site takes the answer.
-SUBMIT_HOSTS = {
-    Campaign.Environment.SANDBOX: "https://workersandbox.mturk.com",
-    Campaign.Environment.PRODUCTION: "https://www.mturk.com",
-}
 
 
 @dataclass(frozen=True)
@@ -52,16 +45,17 @@ class HitParams:
         }
         return urlencode({name: value for name, value in pairs.items() if value})
 
-    def external_submit_url(self, environment: str) -> str | None:
+    def external_submit_url(self, fallback_host: str | None) -> str | None:
         """Where the browser posts the answer for MTurk, or None when nobody waits for it.
 
         turkSubmitTo without a trailing slash (MTurk sends `https://www.mturk.com`, its docs
         show one) plus /mturk/externalSubmit; the local endpoint's turkSubmitTo has a path.
         Anything but a plain http(s) URL is ignored, so the form never posts elsewhere.
+        Without one, `fallback_host` (the channel's worker site, its policy's `submit_host`).
         """
         base = _submit_base(self.turk_submit_to)
         if base is None and self.hit_id:
-            base = SUBMIT_HOSTS.get(environment)
+            base = fallback_host
         return f"{base}{EXTERNAL_SUBMIT_PATH}" if base else None
 
 

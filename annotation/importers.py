@@ -34,7 +34,7 @@ from config.errors import ApplicationError
 MAX_PROBLEMS = 20
 CHUNK_ROWS = 5000
 SNIFF_BYTES = 8192
-TOPIC_KEY_MAX_CHARS = Topic._meta.get_field("key").max_length
+TOPIC_KEY_MAX_CHARS: int = Topic._meta.get_field("key").max_length  # type: ignore[assignment]  # a CharField has one
 PROPOSITION_MAX_BYTES = 2000
 
 

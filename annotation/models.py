@@ -31,9 +31,13 @@ class Campaign(models.Model):
         FINISHED = "finished", "Finished"
 
     class Environment(models.TextChoices):
+        """Every channel's environments; which ones a channel has, and what it calls them, is
+        its policy's (crowd.marketplaces: Prolific has no sandbox, participant links only
+        this server)."""
+
         LOCAL = "local", "Local endpoint"
-        SANDBOX = "sandbox", "MTurk sandbox"
-        PRODUCTION = "production", "MTurk production"
+        SANDBOX = "sandbox", "Sandbox"
+        PRODUCTION = "production", "Production"
 
     class Channel(models.TextChoices):
         MTURK = "mturk", "Amazon Mechanical Turk"
@@ -78,7 +82,7 @@ class Campaign(models.Model):
 
     # Marketplace.
     channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.MTURK)
-    mturk_environment = models.CharField(max_length=16, choices=Environment.choices, default=Environment.LOCAL)
+    environment = models.CharField(max_length=16, choices=Environment.choices, default=Environment.LOCAL)
     production_enabled = models.BooleanField(default=False, help_text="The campaign's own switch for real money.")
     budget_cap = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("100.00"))
     require_us_locale = models.BooleanField(default=True)
@@ -101,6 +105,10 @@ class Campaign(models.Model):
 
     def question_for(self, topic) -> str:
         return self.question_template.replace("{topic}", topic.description or topic.key)
+
+    def reward_for(self, kind: str) -> Decimal:
+        """What one task of `kind` (a Batch.Kind) pays a worker, before any channel's fee."""
+        return self.likert_reward if kind == Batch.Kind.LIKERT else self.comparison_reward
 
 
 class Topic(models.Model):
@@ -182,6 +190,7 @@ class Batch(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "batches"
         ordering = ["topic", "kind", "number"]
         constraints = [models.UniqueConstraint(fields=["topic", "kind", "number"], name="batch_unique_number")]
 
@@ -205,9 +214,6 @@ class Task(models.Model):
 
     def __str__(self):
         return f"{self.kind} task {self.uuid}"
-
-    def ordered_propositions(self) -> list[Proposition]:
-        return [item.proposition for item in self.items.select_related("proposition").order_by("position")]
 
 
 class TaskItem(models.Model):

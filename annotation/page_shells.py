@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from annotation.hit_content import CACHE_SECONDS, ProcessCache
+from crowd.answers.content import CACHE_SECONDS, ProcessCache
 
 SLOT = mark_safe("<!--slot-->")  # the template writes {{ slot }} where per-request HTML goes
 

@@ -8,7 +8,8 @@ from annotation.formats import FORMATS
 from annotation.models import Batch, Campaign, Proposition, Topic
 from ranking.serializers import PropositionScoreSerializer
 
-# What a researcher may set through the API, at creation and while the campaign is a draft.
+# What a researcher may set through the API, at creation and in a PATCH; once the campaign has
+# published, annotation.campaigns refuses changes to the fixed ones (FIXED_AFTER_PUBLISH, 409).
 # Status, marketplace environment and the production switch are deliberately not here.
 CAMPAIGN_SETTINGS = (
     "name",
@@ -40,6 +41,9 @@ _SETTINGS_LIMITS = {
 class CampaignSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True, allow_null=True)
     topics = serializers.IntegerField(source="topic_count", read_only=True)
+    mturk_environment = serializers.CharField(
+        source="environment", read_only=True, help_text="Deprecated: the same as `environment`."
+    )
 
     class Meta:
         model = Campaign
@@ -54,6 +58,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "likert_group_size",
             "comparison_group_size",
             "channel",
+            "environment",
             "mturk_environment",
             "production_enabled",
         )
@@ -68,7 +73,7 @@ class CampaignCreateSerializer(serializers.ModelSerializer):
 
 
 class CampaignSettingsSerializer(serializers.ModelSerializer):
-    """The settings a draft campaign accepts in a PATCH."""
+    """The settings a PATCH may change (the fixed ones only while the campaign is a draft)."""
 
     class Meta:
         model = Campaign

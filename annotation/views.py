@@ -16,14 +16,16 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.answers import LIKERT_SCALE
-from annotation.headers import FORM_TARGETS_ATTRIBUTE, MTURK_FORM_TARGETS, hit_frame_headers
-from annotation.hit_access import Access, PageState, hit_access_check
-from annotation.hit_content import HitContent, hit_content_get
+from annotation.headers import FORM_TARGETS_ATTRIBUTE, hit_frame_headers
 from annotation.hit_params import HitParams, url_origin
 from annotation.page_shells import hidden_inputs, shell_fill, shell_get
-from annotation.submission import Submission, answer_submit, time_on_task
 from annotation.tokens import submit_token_check, submit_token_make
 from config.errors import ApplicationError, NotFound
+from crowd.answers.access import Access, PageState, hit_access_check
+from crowd.answers.content import HitContent, hit_content_get
+from crowd.answers.store import Submission, answer_submit, time_on_task
+from crowd.marketplaces.base import ChannelPolicy
+from crowd.marketplaces.registry import channel_policy
 
 
 @hit_frame_headers
@@ -124,7 +126,8 @@ def _wants_json(request: HttpRequest) -> bool:
 def _stored_response(
     request: HttpRequest, *, content: HitContent, params: HitParams, submission: Submission
 ) -> HttpResponse:
-    target = params.external_submit_url(content.environment)
+    policy = channel_policy(content.channel)
+    target = params.external_submit_url(policy.submit_host(content.environment))
     fields = [("assignmentId", params.assignment_id), ("task", str(content.uuid)), *submission.answer.fields()]
     if _wants_json(request):
         return JsonResponse(
@@ -136,29 +139,32 @@ def _stored_response(
         )
     if target is None:
         return render(request, "hit/thanks.html")
-    return _external_submit_response(request, target=target, fields=fields, automatic=True)
+    return _external_submit_response(request, target=target, fields=fields, automatic=True, policy=policy)
 
 
 def _already_submitted_response(
     request: HttpRequest, *, content: HitContent, params: HitParams, access: Access
 ) -> HttpResponse:
     """Offer to send the stored answer to MTurk again: the first post may have been lost."""
-    target = params.external_submit_url(content.environment)
+    policy = channel_policy(content.channel)
+    target = params.external_submit_url(policy.submit_host(content.environment))
     if access.assignment is None or target is None:
         return render(request, "hit/already_submitted.html")
     stored_fields = access.assignment.answer.get("fields", {}).items()
     fields = [("assignmentId", params.assignment_id), ("task", str(content.uuid)), *stored_fields]
-    return _external_submit_response(request, target=target, fields=fields, automatic=False)
+    return _external_submit_response(request, target=target, fields=fields, automatic=False, policy=policy)
 
 
-def _external_submit_response(request: HttpRequest, *, target: str, fields: list, automatic: bool) -> HttpResponse:
+def _external_submit_response(
+    request: HttpRequest, *, target: str, fields: list, automatic: bool, policy: ChannelPolicy
+) -> HttpResponse:
     shell = shell_get(
         key=f"annotation:external-submit:{'automatic' if automatic else 'button'}",
         template="hit/external_submit.html",
         context=lambda: {"automatic": automatic},
     )
     response = HttpResponse(shell_fill(shell, [escape(target), hidden_inputs(fields)]))
-    setattr(response, FORM_TARGETS_ATTRIBUTE, (url_origin(target), *MTURK_FORM_TARGETS))
+    setattr(response, FORM_TARGETS_ATTRIBUTE, (url_origin(target), *policy.form_targets))
     return response
 
 

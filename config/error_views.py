@@ -18,8 +18,9 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.views import defaults
 
+from annotation.headers import hit_frame_ancestors
+from config.csp import page_policy
 from config.errors import ApplicationError, NotFound
-from config.security import page_policy
 
 FRAMED_PREFIXES = ("/hit/", "/s/")
 JSON_PREFIXES = ("/api/",)
@@ -49,7 +50,7 @@ def _wants_json(request: HttpRequest) -> bool:
 def _framed(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     """Under /hit/ and /s/: embeddable by MTurk's worker sites, like the HIT pages."""
     if request.path.startswith(FRAMED_PREFIXES):
-        response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(settings.HIT_FRAME_ANCESTORS))
+        response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(hit_frame_ancestors()))
         response.xframe_options_exempt = True
     return response
 

@@ -10,7 +10,7 @@ class ApplicationError(Exception):
     """A domain error a user can act on: `code` for machines, `message` for people."""
 
     code = "error"
-    http_status = status.HTTP_400_BAD_REQUEST
+    http_status: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(self, message: str, *, code: str | None = None, details: list | dict | None = None):
         super().__init__(message)
@@ -20,7 +20,7 @@ class ApplicationError(Exception):
         self.details = details if details is not None else []
 
     def as_dict(self) -> dict:
-        body = {"code": self.code, "message": self.message}
+        body: dict[str, object] = {"code": self.code, "message": self.message}
         if self.details:
             body["details"] = self.details
         return body

@@ -13,7 +13,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
-from config.security import page_policy
+from annotation.headers import hit_frame_ancestors
+from config.csp import page_policy
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 10
@@ -35,7 +36,7 @@ class DatabaseUnavailableMiddleware:
             return None
         logger.error("database unavailable during %s %s: %s", request.method, request.path, exception)
         if "application/json" in request.headers.get("Accept", ""):
-            response = JsonResponse({"code": "database_unavailable", "message": MESSAGE}, status=503)
+            response: HttpResponse = JsonResponse({"code": "database_unavailable", "message": MESSAGE}, status=503)
         else:
             response = HttpResponse(
                 '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not saved</title></head>'
@@ -45,8 +46,6 @@ class DatabaseUnavailableMiddleware:
             )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         if request.path.startswith(("/hit/", "/s/")):
-            from django.conf import settings
-
-            response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(settings.HIT_FRAME_ANCESTORS))
+            response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(hit_frame_ancestors()))
             response.xframe_options_exempt = True
         return response

@@ -24,7 +24,7 @@ ERROR = {
     "type": "object",
     "description": "An error the API explains: a machine-readable code and a message for people.",
     "properties": {
-        "code": {"type": "string", "description": "Machine-readable, e.g. campaign_not_draft."},
+        "code": {"type": "string", "description": "Machine-readable, e.g. settings_fixed."},
         "message": {"type": "string", "description": "What went wrong and what to do about it."},
         "details": {
             "description": "The problems one by one, when there are several (a list, or field → messages).",

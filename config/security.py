@@ -29,26 +29,13 @@ from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
+from annotation.headers import hit_frame_ancestors
+from config.csp import page_policy
+
 logger = logging.getLogger(__name__)
 SUBMIT_PATHS = re.compile(r"^/(hit/[0-9a-f-]{36}/submit/|s/[0-9a-f-]{36}/mturk/externalSubmit)$")
 UNPOLICED_PREFIXES = ("/localturk/", "/localprolific/")
 WINDOW_SECONDS = 60
-
-
-def page_policy(*, frame_ancestors: str, inline_style: bool = False) -> str:
-    return "; ".join(
-        [
-            "default-src 'self'",
-            "script-src 'self'",
-            "style-src 'self'" + (" 'unsafe-inline'" if inline_style else ""),
-            "img-src 'self' data:",
-            "connect-src 'self'",
-            "object-src 'none'",
-            "base-uri 'none'",
-            "form-action 'self'",
-            f"frame-ancestors {frame_ancestors}",
-        ]
-    )
 
 
 class ContentSecurityPolicyMiddleware:
@@ -89,9 +76,9 @@ class SubmissionRateLimitMiddleware:
         checks = [("address", client_address(request), settings.SUBMIT_RATE_PER_ADDRESS)]
         if worker:
             checks.append(("worker", worker, settings.SUBMIT_RATE_PER_WORKER))
-        checks = [(f"rate:{kind}:{key}:{window}", limit) for kind, key, limit in checks if limit]
-        counts = _counts([key for key, _ in checks]) if checks else []
-        return wait if any(count > limit for count, (_, limit) in zip(counts, checks, strict=True)) else 0
+        limits = [(f"rate:{kind}:{key}:{window}", limit) for kind, key, limit in checks if limit]
+        counts = _counts([key for key, _ in limits]) if limits else []
+        return wait if any(count > limit for count, (_, limit) in zip(counts, limits, strict=True)) else 0
 
 
 def client_address(request: HttpRequest) -> str:
@@ -154,7 +141,7 @@ def _too_many(request: HttpRequest, wait: int) -> HttpResponse:
         f"Wait {wait} seconds and submit it again; your answers are still in the page."
     )
     if "application/json" in request.headers.get("Accept", ""):
-        response = JsonResponse({"code": "rate_limited", "message": message}, status=429)
+        response: HttpResponse = JsonResponse({"code": "rate_limited", "message": message}, status=429)
     else:
         response = HttpResponse(
             f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Please wait</title></head>'
@@ -164,6 +151,6 @@ def _too_many(request: HttpRequest, wait: int) -> HttpResponse:
         )
     response["Retry-After"] = str(wait)
     # Shown inside MTurk's iframe, like the HIT page it answers.
-    response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(settings.HIT_FRAME_ANCESTORS))
+    response["Content-Security-Policy"] = page_policy(frame_ancestors=" ".join(hit_frame_ancestors()))
     response.xframe_options_exempt = True
     return response

@@ -155,7 +155,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 SYNC_INTERVAL_SECONDS = env.int("SYNC_INTERVAL_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE = {
-    "sync-assignments": {"task": "crowd.tasks.sync_open_hits", "schedule": SYNC_INTERVAL_SECONDS},
+    # One pass of the campaign loop (ranking/workflow.py): sync, QC, advance, publish, finish.
+    "campaign-loop": {"task": "ranking.tasks.run_loop", "schedule": SYNC_INTERVAL_SECONDS},
 }
 
 # --- MTurk ------------------------------------------------------------------------------
@@ -167,10 +168,9 @@ MTURK_LOCAL_ENDPOINT_URL = env.str("MTURK_LOCAL_ENDPOINT_URL", default=f"{SITE_U
 # Approve work this long before MTurk would auto-approve it, even if QC has not run yet.
 MTURK_APPROVAL_MARGIN_SECONDS = env.int("MTURK_APPROVAL_MARGIN_SECONDS", default=6 * 3600)
 LOCALTURK_ENABLED = not PRODUCTION and env.bool("LOCALTURK_ENABLED", default=True)
-HIT_FRAME_ANCESTORS = env.list(
-    "HIT_FRAME_ANCESTORS",
-    default=["'self'", "https://workersandbox.mturk.com", "https://worker.mturk.com"],
-)
+# Who may frame HIT pages. Unset: 'self' and every channel's worker sites, as each channel's
+# policy lists them (crowd.marketplaces; MTurk's worker.mturk.com and workersandbox.mturk.com).
+HIT_FRAME_ANCESTORS = env.list("HIT_FRAME_ANCESTORS", default=[])
 
 # --- Prolific: local (our Prolific-compatible endpoint) or production (real money) ------
 PROLIFIC_ENVIRONMENT = env.str("PROLIFIC_ENVIRONMENT", default="production" if PRODUCTION else "local")

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from annotation.api import CampaignScoped
 from crowd import channels, links
+from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
 from crowd.serializers import (
     CampaignWorkerSerializer,
@@ -130,7 +131,7 @@ class CampaignChannelView(CampaignScoped, APIView):
     def _state(self) -> dict:
         return {
             "channel": self.campaign.channel,
-            "environment": self.campaign.mturk_environment,
+            "environment": self.campaign.environment,
             "tasks_per_session": self.campaign.tasks_per_session,
-            "prolific_filters": channels.campaign_prolific_filters(self.campaign),
+            "prolific_filters": campaign_prolific_filters(self.campaign),
         }

@@ -3,3 +3,10 @@ from django.apps import AppConfig
 
 class CrowdConfig(AppConfig):
     name = "crowd"
+
+    def ready(self) -> None:
+        # HIT pages may be framed by every channel's worker sites (annotation.headers).
+        from annotation.headers import worker_sites_register
+        from crowd.marketplaces.registry import frame_origins
+
+        worker_sites_register(frame_origins())

@@ -3,18 +3,18 @@
 `UpdateExpirationForHIT` to now, per HIT that is still open; workers who accepted before
 can submit until their assignment's deadline, and sync keeps collecting those answers. The
 budget of slots nobody took is released when sync finds the HIT collected (crowd.sync);
-the commitment of tasks that were never published is released here.
+the commitment of work that never went on offer is released here (crowd.ledger).
 """
 
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Batch
 from crowd import ledger
-from crowd.marketplace import InvalidState, get_marketplace
+from crowd.marketplaces.base import InvalidState
+from crowd.marketplaces.registry import get_marketplace
 from crowd.models import HIT
 
 
@@ -29,9 +29,7 @@ def batch_expire(*, batch_id: int) -> ExpiryResult:
     batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
     campaign = batch.topic.campaign
     now = timezone.now()
-    open_hits = HIT.objects.filter(task__batch=batch, deleted=False, complete=False).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    )
+    open_hits = HIT.objects.on_offer(now).filter(task__batch=batch)
     expired = 0
     for hit in open_hits.order_by("pk"):
         try:
@@ -42,17 +40,9 @@ def batch_expire(*, batch_id: int) -> ExpiryResult:
         expired += 1
     with transaction.atomic():
         batch = Batch.objects.select_for_update().get(pk=batch_id)
-        references = {ledger.task_reference(task.uuid) for task in batch.tasks.filter(hit__isnull=True)}
-        committed = campaign.ledger.filter(kind=ledger.Kind.COMMITTED, reference__in=references)
-        for reference, amount in committed.values_list("reference", "amount"):
-            ledger.entry_record(
-                campaign_id=campaign.pk,
-                kind=ledger.Kind.RELEASED,
-                reference=f"{reference}:unpublished",
-                amount=amount,
-                note=f"never published, {batch}",
-            )
+        unpublished = batch.tasks.filter(hit__isnull=True).count()
+        ledger.batch_unpublished_released(batch_id=batch_id)
         if batch.status in (Batch.Status.CREATED, Batch.Status.PUBLISHED):
             batch.status = Batch.Status.EXPIRED
             batch.save(update_fields=["status"])
-    return ExpiryResult(batch_id=batch_id, expired=expired, unpublished=len(references))
+    return ExpiryResult(batch_id=batch_id, expired=expired, unpublished=unpublished)

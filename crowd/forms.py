@@ -1,12 +1,14 @@
 """Forms of the worker-quality pages."""
 
 import json
+from typing import Any
 
 from django import forms
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd import channels
+from crowd.marketplaces.prolific.filters import prolific_filters_check
+from crowd.marketplaces.registry import policies
 from crowd.models import ParticipantLink, WorkerQuality
 
 
@@ -31,7 +33,8 @@ class ChannelForm(forms.Form):
     channel = forms.ChoiceField(choices=Campaign.Channel.choices)
     environment = forms.ChoiceField(
         choices=Campaign.Environment.choices,
-        help_text="Local rehearses on this server's own endpoint; Prolific has no sandbox.",
+        help_text="Local rehearses on this server's own endpoint. "
+        + " ".join(f"{p.label}: {', '.join(label for _, label in p.environments)}." for p in policies()),
     )
     tasks_per_session = forms.IntegerField(min_value=1, max_value=100, help_text="Prolific and links only.")
     prolific_filters = forms.CharField(
@@ -57,7 +60,7 @@ class ChannelForm(forms.Form):
                 f"Not JSON: {error.msg} at line {error.lineno}, column {error.colno}."
             ) from None
         try:
-            return channels.prolific_filters_check(filters)
+            return prolific_filters_check(filters)
         except ApplicationError as error:
             raise forms.ValidationError(error.message) from None
 
@@ -73,8 +76,8 @@ class LinksForm(forms.Form):
         help_text="Personal links: one line per invited person (a name or an e-mail; only you see it).",
     )
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         lines = [line.strip() for line in data.get("labels", "").splitlines() if line.strip()]
         if data.get("kind") == ParticipantLink.Kind.PERSONAL and not lines:
             self.add_error("labels", "Write one line per person to invite.")

@@ -1,12 +1,35 @@
-"""Money per campaign: what published work may cost, and what was paid (fees included).
+"""Money per campaign, in each channel's own unit: what published work may cost, and what
+was paid (fees included). The only writer of crowd.LedgerEntry rows.
 
-Entries (crowd.LedgerEntry), each written once per `(kind, reference)`:
+A channel's policy (crowd.marketplaces.registry.channel_policy) says what it charges for and
+what that costs, fees included. Entries, each written once per `(kind, reference)`:
+
+Per assignment (MTurk: reward + MTurk's fee, charged when an assignment is approved)
 
     committed  task:<uuid>                  publishing a task: every assignment at reward + fee
     spent      assignment:<id>:<worker>     an approved assignment (by us or auto-approval)
     released   assignment:<id>:<worker>     a rejected assignment: nothing paid
     released   hit:<id>:unfilled            slots of an expired HIT nobody filled
-    bonus      bonus:<token>                a bonus plus its fee
+    released   task:<uuid>:unpublished      a task of an expired batch that never got its HIT
+
+Per submission (Prolific: one participant's session at the study's reward + the service
+fee; Prolific takes the whole study's cost when it is published, pays a submission when it
+is approved, and gives back what no approved submission used when the study completes)
+
+    committed  batch:<id>:places:<n>        the batch's study opened (or topped up) to n places
+    spent      submission:<id>              an approved submission (by us, by hand or by Prolific)
+    released   batch:<id>:places:unused     the study completed: places never approved (not
+                                            taken, returned, timed out or rejected — Prolific
+                                            reopens a rejected submission's place, so its money
+                                            stays committed until the study completes)
+    released   batch:<id>:places:unopened   an expired batch whose study never opened
+
+Nothing (participant links): no entries. Bonuses, on every paying channel:
+
+    bonus      bonus:<token>                a bonus plus the channel's fee on it
+
+Committed − released − spent is what the channel still holds (MTurk: nothing once every
+HIT is complete; Prolific: the reserve of the studies not yet completed).
 
 Committed (net) = committed − released + bonus: the most the campaign can end up paying
 for what it published, and what the budget cap bounds: publishing (crowd.publishing) and
@@ -16,15 +39,19 @@ hold a row lock on what the entry is about (the campaign, HIT, assignment or bon
 the existence check before the insert cannot race.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from uuid import UUID
 
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
+from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
-from crowd import fees
-from crowd.models import HIT, Bonus, LedgerEntry
+from crowd.marketplaces.base import CENT, PaymentUnit
+from crowd.marketplaces.registry import channel_policy
+from crowd.models import HIT, Bonus, LedgerEntry, Study
 
 Kind = LedgerEntry.Kind
 ZERO = Decimal("0.00")
@@ -40,22 +67,13 @@ class Money:
     spent: Decimal
     cap: Decimal
 
-    @property
-    def outstanding(self) -> Decimal:
-        """Committed but not paid yet: work in progress or awaiting approval."""
-        return self.committed - self.spent
 
-    @property
-    def headroom(self) -> Decimal:
-        return self.cap - self.committed
-
-
-def campaign_money(*, campaign) -> Money:
+def campaign_money(*, campaign: Campaign) -> Money:
     entries = LedgerEntry.objects.filter(campaign=campaign).values("kind").annotate(total=Sum("amount"))
     return _money(dict(entries.values_list("kind", "total")), cap=campaign.budget_cap)
 
 
-def campaigns_money(*, campaigns) -> dict[int, Money]:
+def campaigns_money(*, campaigns: Iterable[Campaign]) -> dict[int, Money]:
     """`campaign_money` of each campaign, in one query (for list pages)."""
     campaigns = list(campaigns)
     totals: dict[int, dict[str, Decimal]] = {campaign.pk: {} for campaign in campaigns}
@@ -68,8 +86,7 @@ def campaigns_money(*, campaigns) -> dict[int, Money]:
 def _money(totals: dict[str, Decimal], *, cap: Decimal) -> Money:
     # SQLite sums decimals through floats: back to cents.
     committed, released, spent, bonus = (
-        (totals.get(kind) or ZERO).quantize(fees.CENT)
-        for kind in (Kind.COMMITTED, Kind.RELEASED, Kind.SPENT, Kind.BONUS)
+        (totals.get(kind) or ZERO).quantize(CENT) for kind in (Kind.COMMITTED, Kind.RELEASED, Kind.SPENT, Kind.BONUS)
     )
     return Money(committed=committed - released + bonus, spent=spent + bonus, cap=cap)
 
@@ -92,7 +109,7 @@ def entry_record(*, campaign_id: int, kind: str, reference: str, amount: Decimal
     return True
 
 
-def task_reference(task_uuid) -> str:
+def task_reference(task_uuid: UUID | str) -> str:
     return f"task:{task_uuid}"
 
 
@@ -100,38 +117,260 @@ def assignment_reference(*, assignment_id: str, worker_id: str) -> str:
     return f"assignment:{assignment_id}:{worker_id}"
 
 
+def places_reference(*, batch_id: int, places: int | str) -> str:
+    return f"batch:{batch_id}:places:{places}"
+
+
+def submission_reference(submission_id: str) -> str:
+    return f"submission:{submission_id}"
+
+
+# ---- Publishing: what a batch commits, and the budget check ----------------------------------
+
+
+@dataclass(frozen=True)
+class Commitment:
+    reference: str
+    amount: Decimal
+    note: str
+
+
+def _reward(campaign: Campaign, kind: str) -> Decimal:
+    return campaign.likert_reward if kind == Batch.Kind.LIKERT else campaign.comparison_reward
+
+
+def batch_commitments(*, batch: Batch) -> list[Commitment]:
+    """What publishing `batch` commits beyond what is committed already, in its channel's
+    unit: every assignment of each task without a HIT (per assignment), the places of the
+    batch's study (per submission), nothing (links). Reads only."""
+    campaign = batch.topic.campaign
+    policy = channel_policy(campaign.channel)
+    committed = campaign.ledger.filter(kind=Kind.COMMITTED)
+    if policy.unit == PaymentUnit.ASSIGNMENT:
+        reward = _reward(campaign, batch.kind)
+        tasks = {task_reference(task.uuid): task for task in batch.tasks.filter(hit__isnull=True).order_by("position")}
+        known = set(committed.filter(reference__in=list(tasks)).values_list("reference", flat=True))
+        wanted = [
+            Commitment(
+                reference=reference,
+                amount=task.assignments_needed
+                * policy.assignment_cost(reward=reward, max_assignments=task.assignments_needed),
+                note=f"{task.assignments_needed} assignments at ${reward}, {batch}",
+            )
+            for reference, task in tasks.items()
+            if reference not in known
+        ]
+    elif policy.unit == PaymentUnit.SUBMISSION:
+        opened = committed.filter(reference__startswith=places_reference(batch_id=batch.pk, places="")).exists()
+        opening = None if opened else policy.opening(batch=batch)
+        wanted = (
+            []
+            if opening is None
+            else [
+                Commitment(
+                    reference=places_reference(batch_id=batch.pk, places=opening.places),
+                    amount=opening.places * policy.submission_cost(reward=opening.reward),
+                    note=f"{opening.places} {policy.short_name} places at ${opening.reward} a submission, {batch}",
+                )
+            ]
+        )
+    else:
+        wanted = []
+    return [commitment for commitment in wanted if commitment.amount > 0]
+
+
+def batch_cost(*, batch: Batch) -> Decimal:
+    """What publishing `batch` would commit now, fees included."""
+    return sum((commitment.amount for commitment in batch_commitments(batch=batch)), ZERO)
+
+
+def budget_check(*, campaign: Campaign, cost: Decimal, what: str, remedy: str) -> None:
+    """Refuse `cost` when it would take the campaign's net commitment over its cap; the caller
+    holds a lock on the campaign."""
+    money = campaign_money(campaign=campaign)
+    if money.committed + cost <= money.cap:
+        return
+    shortfall = money.committed + cost - money.cap
+    raise BudgetExceeded(
+        f"{what} costs ${cost} with {channel_policy(campaign.channel).short_name} fees; ${money.committed} is "
+        f"already committed and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
+        f"{remedy}",
+        details={
+            "cost": str(cost),
+            "committed": str(money.committed),
+            "cap": str(money.cap),
+            "shortfall": str(shortfall),
+        },
+    )
+
+
+@transaction.atomic
+def batch_commit(*, batch_id: int) -> Decimal:
+    """Commit what publishing the batch costs, or refuse with the figures (nothing written)."""
+    batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
+    campaign = Campaign.objects.select_for_update().get(pk=batch.topic.campaign_id)
+    commitments = batch_commitments(batch=batch)
+    cost = sum((commitment.amount for commitment in commitments), ZERO)
+    hits = batch.tasks.filter(hit__isnull=True).count()
+    budget_check(
+        campaign=campaign,
+        cost=cost,
+        what=f"Publishing {hits} HITs of {batch}",
+        remedy="Raise the budget cap or publish fewer tasks.",
+    )
+    LedgerEntry.objects.bulk_create(
+        LedgerEntry(campaign=campaign, kind=Kind.COMMITTED, reference=c.reference, amount=c.amount, note=c.note)
+        for c in commitments
+    )
+    return cost
+
+
+@transaction.atomic
+def batch_unpublished_released(*, batch_id: int) -> None:
+    """An expired batch: release what was committed for work that never went on offer (tasks
+    without a HIT; the places of a study that never opened)."""
+    batch = Batch.objects.select_for_update().select_related("topic__campaign").get(pk=batch_id)
+    campaign = batch.topic.campaign
+    committed = campaign.ledger.filter(kind=Kind.COMMITTED)
+    unit = channel_policy(campaign.channel).unit
+    if unit == PaymentUnit.ASSIGNMENT:
+        references = {task_reference(task.uuid) for task in batch.tasks.filter(hit__isnull=True)}
+        for reference, amount in committed.filter(reference__in=references).values_list("reference", "amount"):
+            entry_record(
+                campaign_id=campaign.pk,
+                kind=Kind.RELEASED,
+                reference=f"{reference}:unpublished",
+                amount=amount,
+                note=f"never published, {batch}",
+            )
+    elif unit == PaymentUnit.SUBMISSION and not Study.objects.filter(batch=batch, published_at__isnull=False).exists():
+        places = committed.filter(reference__startswith=places_reference(batch_id=batch.pk, places=""))
+        entry_record(
+            campaign_id=campaign.pk,
+            kind=Kind.RELEASED,
+            reference=places_reference(batch_id=batch.pk, places="unopened"),
+            amount=places.aggregate(total=Sum("amount"))["total"] or ZERO,
+            note=f"the study never opened, {batch}",
+        )
+
+
+# ---- Per assignment ----------------------------------------------------------------------------
+
+
+def _per_assignment(hit: HIT) -> bool:
+    return channel_policy(hit.channel).unit == PaymentUnit.ASSIGNMENT
+
+
+def _assignment_cost(hit: HIT) -> Decimal:
+    return channel_policy(hit.channel).assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments)
+
+
 def assignment_paid(*, campaign_id: int, hit: HIT, assignment_id: str, worker_id: str) -> bool:
-    """An approved assignment: reward + fee spent."""
-    return entry_record(
+    """An approved assignment: reward + fee spent (channels paid per assignment)."""
+    return _per_assignment(hit) and entry_record(
         campaign_id=campaign_id,
         kind=Kind.SPENT,
         reference=assignment_reference(assignment_id=assignment_id, worker_id=worker_id),
-        amount=fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
+        amount=_assignment_cost(hit),
         note=f"approved, HIT {hit.hit_id}",
     )
 
 
 def assignment_unpaid(*, campaign_id: int, hit: HIT, assignment_id: str, worker_id: str) -> bool:
-    """A rejected assignment: its commitment is released."""
-    return entry_record(
+    """A rejected assignment: its commitment is released (channels paid per assignment)."""
+    return _per_assignment(hit) and entry_record(
         campaign_id=campaign_id,
         kind=Kind.RELEASED,
         reference=assignment_reference(assignment_id=assignment_id, worker_id=worker_id),
-        amount=fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
+        amount=_assignment_cost(hit),
         note=f"rejected, HIT {hit.hit_id}",
     )
 
 
 def unfilled_released(*, campaign_id: int, hit: HIT, unfilled: int) -> bool:
     """Slots of a HIT that closed before every assignment was taken."""
-    return entry_record(
+    return _per_assignment(hit) and entry_record(
         campaign_id=campaign_id,
         kind=Kind.RELEASED,
         reference=f"hit:{hit.hit_id}:unfilled",
-        amount=unfilled
-        * fees.assignment_cost(reward=hit.reward, max_assignments=hit.max_assignments, channel=hit.channel),
+        amount=unfilled * _assignment_cost(hit),
         note=f"{unfilled} assignment(s) never taken",
     )
+
+
+# ---- Per submission ----------------------------------------------------------------------------
+
+
+def _submission_cost(study: Study) -> Decimal:
+    policy = channel_policy(study.batch.topic.campaign.channel)
+    return policy.submission_cost(reward=Decimal(study.reward_cents) * CENT)
+
+
+def _places_committed(study: Study) -> Decimal:
+    references = study.batch.topic.campaign.ledger.filter(
+        kind=Kind.COMMITTED, reference__startswith=places_reference(batch_id=study.batch_id, places="")
+    )
+    return references.aggregate(total=Sum("amount"))["total"] or ZERO
+
+
+@transaction.atomic
+def study_places_commit(*, study: Study, places: int) -> Decimal:
+    """Before a study is raised to `places`: commit the places added, or refuse with the
+    figures. Idempotent per total; what is committed already is not committed again."""
+    campaign = Campaign.objects.select_for_update().get(pk=study.batch.topic.campaign_id)
+    cost = _submission_cost(study)
+    added = (places * cost - _places_committed(study)).quantize(CENT)
+    if added <= 0:
+        return ZERO
+    budget_check(
+        campaign=campaign,
+        cost=added,
+        what=f"Raising study {study} to {places} places",
+        remedy="Raise the budget cap; the study keeps its places until then.",
+    )
+    entry_record(
+        campaign_id=campaign.pk,
+        kind=Kind.COMMITTED,
+        reference=places_reference(batch_id=study.batch_id, places=places),
+        amount=added,
+        note=f"study {study} raised to {places} places",
+    )
+    return added
+
+
+def submission_paid(*, study: Study, submission_id: str) -> bool:
+    """An approved submission (by us, by hand at the channel, or by its auto-approval): the
+    session reward + fee spent."""
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        return entry_record(
+            campaign_id=study.batch.topic.campaign_id,
+            kind=Kind.SPENT,
+            reference=submission_reference(submission_id),
+            amount=_submission_cost(study),
+            note=f"approved submission, study {study}",
+        )
+
+
+def study_closed(*, study: Study, approved: int) -> bool:
+    """The study completed: the channel gives back every place no approved submission used."""
+    with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        return entry_record(
+            campaign_id=study.batch.topic.campaign_id,
+            kind=Kind.RELEASED,
+            reference=places_reference(batch_id=study.batch_id, places="unused"),
+            amount=_places_committed(study) - approved * _submission_cost(study),
+            note=f"study {study} completed with {approved} approved submission(s)",
+        )
+
+
+# ---- Bonuses -----------------------------------------------------------------------------------
+
+
+def bonus_cost(*, amount: Decimal, channel: str) -> Decimal:
+    """A bonus plus the channel's fee on it."""
+    return channel_policy(channel).bonus_cost(amount)
 
 
 def bonus_paid(*, campaign_id: int, bonus: Bonus) -> bool:
@@ -139,18 +378,18 @@ def bonus_paid(*, campaign_id: int, bonus: Bonus) -> bool:
         campaign_id=campaign_id,
         kind=Kind.BONUS,
         reference=f"bonus:{bonus.token}",
-        amount=fees.bonus_cost(bonus.amount, channel=bonus.assignment.worker.channel),
+        amount=bonus_cost(amount=bonus.amount, channel=bonus.assignment.worker.channel),
         note=f"bonus {bonus.amount} to {bonus.assignment.worker}",
     )
 
 
-def bonuses_pending(*, campaign) -> Decimal:
+def bonuses_pending(*, campaign: Campaign) -> Decimal:
     """Bonuses granted in the campaign but not paid yet, with their fees: not in the ledger
     until paid, but already promised."""
     pending = Bonus.objects.filter(assignment__task__batch__topic__campaign=campaign, sent_at__isnull=True)
     return sum(
         (
-            fees.bonus_cost(amount, channel=channel)
+            bonus_cost(amount=amount, channel=channel)
             for amount, channel in pending.values_list("amount", "assignment__worker__channel")
         ),
         ZERO,

@@ -1,5 +1,7 @@
 """Workers, HITs, assignments, the labels they produce, and the money they cost."""
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -21,6 +23,15 @@ class Worker(models.Model):
 
     def __str__(self):
         return self.external_id
+
+
+class WorkerQualityQuerySet(models.QuerySet):
+    def excluded(self) -> "WorkerQualityQuerySet":
+        """The one rule of who is excluded: an admin's override decides; without one, quality
+        control's computed status. `WorkerQuality.excluded` is the same rule on one row."""
+        return self.filter(
+            models.Q(override_status="excluded") | models.Q(override_status="", computed_status="excluded")
+        )
 
 
 class WorkerQuality(models.Model):
@@ -45,7 +56,10 @@ class WorkerQuality(models.Model):
     override_reason = models.TextField(blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
 
+    objects = WorkerQualityQuerySet.as_manager()
+
     class Meta:
+        verbose_name_plural = "worker qualities"
         constraints = [models.UniqueConstraint(fields=["campaign", "worker"], name="workerquality_unique")]
 
     @property
@@ -82,11 +96,21 @@ class HITType(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "HIT type"
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "environment", "fingerprint"], name="hittype_unique_fingerprint"
             )
         ]
+
+
+class HITQuerySet(models.QuerySet):
+    def on_offer(self, now: datetime) -> "HITQuerySet":
+        """HITs workers can still take: not complete, not deleted, not expired. What expiring
+        a batch stops, and what the dashboard counts as open."""
+        return self.filter(deleted=False, complete=False).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
+        )
 
 
 class HIT(models.Model):
@@ -114,7 +138,11 @@ class HIT(models.Model):
     deleted = models.BooleanField(default=False)
     last_synced_at = models.DateTimeField(null=True, blank=True)
 
+    objects = HITQuerySet.as_manager()
+
     class Meta:
+        verbose_name = "HIT"
+        verbose_name_plural = "HITs"
         constraints = [models.UniqueConstraint(fields=["environment", "hit_id"], name="hit_unique_id")]
         indexes = [models.Index(fields=["complete"])]
 
@@ -122,8 +150,39 @@ class HIT(models.Model):
         return self.hit_id
 
 
+CONFIRMED = ("verified", "recovered")
+
+
+def confirmed(prefix: str = "") -> models.Q:
+    """Answers their channel confirmed: MTurk listed the assignment for that HIT and worker,
+    Prolific listed the participant's submission in that study, or a link participant
+    submitted on their own hold (`verified`), or we stored the channel's copy
+    (`recovered`). `prefix` reaches an Assignment through a relation ("assignment__")."""
+    return models.Q(**{f"{prefix}verification__in": CONFIRMED})
+
+
+def counted(prefix: str = "") -> models.Q:
+    """The one rule of what counts, for quality control, aggregation, export and progress
+    alike: a confirmed answer that was not rejected. A `pending` answer (stored by our page,
+    not yet confirmed by its channel) is shown as pending and counts nowhere; an
+    `unverified` one (its channel never confirmed it) never counts."""
+    return confirmed(prefix) & ~models.Q(**{f"{prefix}status": "Rejected"})
+
+
+class AssignmentQuerySet(models.QuerySet):
+    def confirmed(self) -> "AssignmentQuerySet":
+        return self.filter(confirmed())
+
+    def counted(self) -> "AssignmentQuerySet":
+        return self.filter(counted())
+
+    def pending(self) -> "AssignmentQuerySet":
+        return self.filter(verification=Assignment.Verification.PENDING)
+
+
 class Assignment(models.Model):
-    """One worker's answer to one task: stored by our page first, then reconciled with MTurk."""
+    """One worker's answer to one task: stored by our page first, then reconciled with its
+    channel. Only `counted` answers count (see `counted`)."""
 
     class Status(models.TextChoices):
         SUBMITTED = "Submitted", "Submitted"
@@ -150,6 +209,8 @@ class Assignment(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     reject_reason = models.TextField(blank=True)
 
+    objects = AssignmentQuerySet.as_manager()
+
     class Meta:
         ordering = ["submitted_at", "id"]
         constraints = [models.UniqueConstraint(fields=["assignment_id", "worker"], name="assignment_unique_worker")]
@@ -157,10 +218,6 @@ class Assignment(models.Model):
 
     def __str__(self):
         return f"{self.assignment_id} by {self.worker}"
-
-    @property
-    def counted(self) -> bool:
-        return self.verification != self.Verification.UNVERIFIED and self.status != self.Status.REJECTED
 
 
 class LikertLabel(models.Model):
@@ -208,6 +265,7 @@ class LedgerEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "ledger entries"
         ordering = ["-created_at"]
         constraints = [
             # Each event is money once (crowd/ledger.py): the database refuses a second entry.
@@ -222,6 +280,9 @@ class Bonus(models.Model):
     token = models.CharField(max_length=64, unique=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        verbose_name_plural = "bonuses"
 
 
 # ---- Sessions: Prolific studies and participant links (crowd/sessions.py) ------------------
@@ -241,6 +302,9 @@ class Study(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
 
     def __str__(self):
         return self.study_id or self.internal_name

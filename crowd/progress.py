@@ -1,9 +1,10 @@
 """Where every topic of a campaign stands, for the dashboard: a few grouped queries per
 page, however many topics, batches or HITs there are.
 
-Counts follow the pipeline's rules: an assignment the marketplace never confirmed
-(`unverified`) is not counted anywhere; what is still awaiting the marketplace's listing
-(`pending`) is counted as submitted, so progress shows as soon as a worker submits.
+Counts follow the one rule of what counts (`crowd.models.counted`): an answer is
+submitted once its channel confirmed it, and its labels and votes count unless it was
+rejected. What our page stored but the channel has not confirmed yet is shown on its own,
+as pending; an answer the channel never confirmed (`unverified`) appears nowhere.
 """
 
 from collections import defaultdict
@@ -14,9 +15,9 @@ from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition, Task, TaskItem, Topic
 from crowd import ledger
-from crowd.models import HIT, Assignment, Comparison, LikertLabel
+from crowd.models import HIT, Assignment, Comparison, LikertLabel, confirmed, counted
 
-UNVERIFIED = Assignment.Verification.UNVERIFIED
+PENDING = Assignment.Verification.PENDING
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ class TopicProgress:
     propositions: int  # traps not included
     traps: int
     tasks: Progress  # published / built
-    submitted: Progress  # assignments / needed by the published HITs
+    submitted: Progress  # confirmed assignments / needed by the published HITs
+    pending: int  # stored by our page, awaiting their channel's confirmation
     approved: Progress
     likert_labels: Progress  # / expected from the published Likert HITs
     comparison_votes: Progress  # / expected from the published comparison HITs
@@ -99,21 +101,22 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
     )
     assignments = _grouped(
         Assignment.objects.filter(task__batch__topic__campaign=campaign)
-        .exclude(verification=UNVERIFIED)
         .values("task__batch__topic_id")
-        .annotate(submitted=Count("id"), approved=Count("id", filter=Q(status=Assignment.Status.APPROVED))),
+        .annotate(
+            submitted=Count("id", filter=confirmed()),
+            pending=Count("id", filter=Q(verification=PENDING)),
+            approved=Count("id", filter=confirmed() & Q(status=Assignment.Status.APPROVED)),
+        ),
         "task__batch__topic_id",
     )
     labels = _grouped(
-        LikertLabel.objects.filter(proposition__topic__campaign=campaign)
-        .exclude(assignment__verification=UNVERIFIED)
+        LikertLabel.objects.filter(counted("assignment__"), proposition__topic__campaign=campaign)
         .values("proposition__topic_id")
         .annotate(n=Count("id")),
         "proposition__topic_id",
     )
     votes = _grouped(
-        Comparison.objects.filter(winner__topic__campaign=campaign)
-        .exclude(assignment__verification=UNVERIFIED)
+        Comparison.objects.filter(counted("assignment__"), winner__topic__campaign=campaign)
         .values("winner__topic_id")
         .annotate(n=Count("id")),
         "winner__topic_id",
@@ -137,6 +140,7 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
                 traps=counts.get("traps", 0),
                 tasks=Progress(task.get("published", 0), task.get("built", 0)),
                 submitted=Progress(work.get("submitted", 0), needed),
+                pending=work.get("pending", 0),
                 approved=Progress(work.get("approved", 0), needed),
                 likert_labels=Progress(labels.get(topic.pk, {}).get("n", 0), wanted.get("labels") or 0),
                 comparison_votes=Progress(votes.get(topic.pk, {}).get("n", 0), wanted.get("votes") or 0),
@@ -150,8 +154,8 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
 def _open_hits_by_batch(campaign: Campaign) -> dict[int, int]:
     """HITs still offered to workers (what crowd.expiry.batch_expire would expire), per batch."""
     rows = (
-        HIT.objects.filter(task__batch__topic__campaign=campaign, deleted=False, complete=False)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+        HIT.objects.on_offer(timezone.now())
+        .filter(task__batch__topic__campaign=campaign)
         .values("task__batch_id")
         .annotate(n=Count("id"))
     )
@@ -162,7 +166,7 @@ def campaigns_overview(campaigns) -> list[CampaignOverview]:
     """A line per campaign for the campaigns list; six queries however many campaigns."""
     campaigns = list(campaigns)
     ids = [campaign.pk for campaign in campaigns]
-    states = defaultdict(dict)
+    states: defaultdict[int, dict[str, int]] = defaultdict(dict)
     for row in Topic.objects.filter(campaign_id__in=ids).values("campaign_id", "state").annotate(n=Count("id")):
         states[row["campaign_id"]][Topic.State(row["state"]).label] = row["n"]
     propositions = dict(
@@ -182,8 +186,8 @@ def campaigns_overview(campaigns) -> list[CampaignOverview]:
         "batch__topic__campaign_id",
     )
     submitted = dict(
-        Assignment.objects.filter(task__batch__topic__campaign_id__in=ids)
-        .exclude(verification=UNVERIFIED)
+        Assignment.objects.confirmed()
+        .filter(task__batch__topic__campaign_id__in=ids)
         .values("task__batch__topic__campaign_id")
         .annotate(n=Count("id"))
         .values_list("task__batch__topic__campaign_id", "n")

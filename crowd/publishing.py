@@ -2,16 +2,18 @@
 
 1. Checks: the topic has a description (workers see only that), the production guard
    (three switches, see `production_guard_check`), an HTTPS SITE_URL for real MTurk.
-2. Budget: under a lock on the campaign, the cost of the tasks not yet committed —
-   reward × assignments per HIT plus MTurk's fee (crowd.fees) — must fit under the cap
-   with what is already committed; then every task's cost is committed in the ledger.
-   A refusal writes nothing and names the cost, the commitment, the cap and the shortfall.
+   The checks specific to the channel are its policy's (Prolific: no sandbox, its pay floor).
+2. Budget: under a lock on the campaign, what publishing commits in the channel's unit
+   (crowd.ledger.batch_commit: MTurk every assignment at reward + fee, Prolific the study's
+   places at the session reward + service fee, links nothing) must fit under the cap with
+   what is already committed; then it is committed in the ledger. A refusal writes nothing
+   and names the cost, the commitment, the cap and the shortfall.
 3. A HIT type with the campaign's reward, texts, timing and qualification requirements,
    created once per distinct set of parameters (crowd.HITType keeps its fingerprint).
 4. One HIT per task, `UniqueRequestToken` = task uuid; each HIT row is committed as soon
    as MTurk answers. A re-run skips tasks that have a HIT row, and for a task whose HIT was
    created but not recorded (a crash in between), MTurk refuses the repeated token and the
-   marketplace returns the existing HIT (crowd.mturk) — never a second one. MTurk keeps
+   marketplace returns the existing HIT (crowd.marketplaces.mturk.client) — never a second one. MTurk keeps
    tokens for 24 hours: re-run an interrupted publish within a day.
 """
 
@@ -26,16 +28,15 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from annotation.batching import likert_tasks_build
+from annotation.campaigns import campaign_activate
 from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
-from crowd import fees, ledger
-from crowd.ledger import BudgetExceeded
-from crowd.marketplace import Marketplace, Publication, RemoteHIT, Requirement, WorkType, get_marketplace
-from crowd.models import HIT, HITType, LedgerEntry
+from crowd import ledger
+from crowd.marketplaces.base import Marketplace, Publication, RemoteHIT, Requirement, WorkType
+from crowd.marketplaces.registry import channel_policy, get_marketplace
+from crowd.models import HIT, HITType
 
 Environment = Campaign.Environment
-LOCALE_QUALIFICATION = "00000000000000000071"
-PERCENT_APPROVED_QUALIFICATION = "000000000000000000L0"
 
 
 @dataclass(frozen=True)
@@ -57,26 +58,22 @@ class PublishResult:
 # ---- Checks ------------------------------------------------------------------------------
 
 
-SHORT_NAMES = {Campaign.Channel.MTURK: "MTurk", Campaign.Channel.PROLIFIC: "Prolific", Campaign.Channel.LINKS: "no"}
-# The deployment's own switch for real money, per channel (participant links pay nobody).
-DEPLOYMENT_SWITCHES = {Campaign.Channel.MTURK: "MTURK_ENVIRONMENT", Campaign.Channel.PROLIFIC: "PROLIFIC_ENVIRONMENT"}
-
-
 def production_guard_check(*, campaign: Campaign, live: bool) -> None:
-    """Real money needs all three: the deployment, the campaign's switch, and `live`."""
-    switch = DEPLOYMENT_SWITCHES.get(campaign.channel)
-    if campaign.mturk_environment != Environment.PRODUCTION or switch is None:
+    """Real money needs all three: the deployment (the channel's own setting), the campaign's
+    switch, and `live`. A channel that pays nobody has no production to guard."""
+    policy = channel_policy(campaign.channel)
+    if campaign.environment != Environment.PRODUCTION or policy.deployment_setting is None:
         return
     missing = []
-    if getattr(settings, switch) != Environment.PRODUCTION:
-        missing.append(f"the deployment setting {switch}=production")
+    if policy.production_setting() != Environment.PRODUCTION:
+        missing.append(f"the deployment setting {policy.deployment_setting}=production")
     if not campaign.production_enabled:
         missing.append(f"the production switch of campaign {campaign.slug} (production_enabled)")
     if not live:
         missing.append("an explicit --live on the command (or the typed confirmation)")
     if missing:
         raise ApplicationError(
-            f"Refusing to publish to {SHORT_NAMES[campaign.channel]} production, which spends real money. Missing: "
+            f"Refusing to publish to {policy.short_name} production, which spends real money. Missing: "
             + "; ".join(missing)
             + ".",
             code="production_guard",
@@ -99,31 +96,18 @@ def _publish_check(*, batch: Batch, live: bool) -> None:
             f"{batch} was expired; its remaining tasks are not published any more.", code="batch_expired"
         )
     topic_description_check(topic=batch.topic)
-    if campaign.channel == Campaign.Channel.PROLIFIC and campaign.mturk_environment == Environment.SANDBOX:
-        raise ApplicationError(
-            f"Prolific has no sandbox: set the environment of campaign {campaign.slug} to local (the local "
-            "Prolific endpoint, for rehearsal) or production.",
-            code="no_sandbox",
-        )
-    if campaign.channel == Campaign.Channel.PROLIFIC:
-        from crowd.channels import prolific_pay_check
-
-        prolific_pay_check(campaign=campaign, kind=batch.kind)
+    policy = channel_policy(campaign.channel)
+    policy.publish_check(campaign=campaign, kind=batch.kind)  # Prolific: no sandbox, its pay floor
     production_guard_check(campaign=campaign, live=live)
-    remote = campaign.channel != Campaign.Channel.LINKS and campaign.mturk_environment != Environment.LOCAL
-    if remote and not settings.SITE_URL.startswith("https://"):
+    if policy.https_required(campaign.environment) and not settings.SITE_URL.startswith("https://"):
         raise ApplicationError(
-            f"{SHORT_NAMES[campaign.channel]} sends workers only to HTTPS pages, but SITE_URL is {settings.SITE_URL}: "
+            f"{policy.short_name} sends workers only to HTTPS pages, but SITE_URL is {settings.SITE_URL}: "
             "set SITE_URL to the public https:// address of this server.",
             code="site_url_not_https",
         )
 
 
 # ---- What a batch costs ------------------------------------------------------------------
-
-
-def _reward(campaign: Campaign, kind: str) -> Decimal:
-    return campaign.likert_reward if kind == Batch.Kind.LIKERT else campaign.comparison_reward
 
 
 def _unpublished(batch: Batch):
@@ -133,64 +117,18 @@ def _unpublished(batch: Batch):
 def publish_plan(*, batch: Batch) -> PublishPlan:
     """How many HITs publishing `batch` creates and what they cost. Reads only."""
     campaign = batch.topic.campaign
-    sizes = list(_unpublished(batch).values_list("assignments_needed", flat=True))
-    cost = fees.hits_cost(reward=_reward(campaign, batch.kind), max_assignments=sizes, channel=campaign.channel)
-    return PublishPlan(batch=batch, hits=len(sizes), cost=cost, money=ledger.campaign_money(campaign=campaign))
-
-
-@transaction.atomic
-def _budget_commit(*, batch: Batch) -> Decimal:
-    """Commit the cost of every task not committed yet, or refuse with the figures."""
-    campaign = Campaign.objects.select_for_update().get(pk=batch.topic.campaign_id)
-    reward = _reward(campaign, batch.kind)
-    tasks = {ledger.task_reference(task.uuid): task for task in _unpublished(batch)}
-    committed = campaign.ledger.filter(kind=ledger.Kind.COMMITTED, reference__in=list(tasks))
-    for reference in committed.values_list("reference", flat=True):
-        del tasks[reference]
-    entries = [
-        LedgerEntry(
-            campaign=campaign,
-            kind=ledger.Kind.COMMITTED,
-            reference=reference,
-            amount=fees.hit_cost(reward=reward, max_assignments=task.assignments_needed, channel=campaign.channel),
-            note=f"{task.assignments_needed} assignments at ${reward}, {batch}",
-        )
-        for reference, task in tasks.items()
-    ]
-    entries = [entry for entry in entries if entry.amount > 0]  # participant links cost nothing
-    cost = sum((entry.amount for entry in entries), Decimal("0.00"))
-    money = ledger.campaign_money(campaign=campaign)
-    if money.committed + cost > money.cap:
-        shortfall = money.committed + cost - money.cap
-        raise BudgetExceeded(
-            f"Publishing {len(entries)} HITs of {batch} costs ${cost} with {SHORT_NAMES[campaign.channel]} fees; ${money.committed} is already "
-            f"committed and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
-            "Raise the budget cap or publish fewer tasks.",
-            details={
-                "cost": str(cost),
-                "committed": str(money.committed),
-                "cap": str(money.cap),
-                "shortfall": str(shortfall),
-            },
-        )
-    LedgerEntry.objects.bulk_create(entries)
-    return cost
+    hits = _unpublished(batch).count()
+    return PublishPlan(
+        batch=batch, hits=hits, cost=ledger.batch_cost(batch=batch), money=ledger.campaign_money(campaign=campaign)
+    )
 
 
 # ---- HIT type ----------------------------------------------------------------------------
 
 
 def requirements_for(*, campaign: Campaign) -> tuple[Requirement, ...]:
-    """Locale US and a minimum approval rate, as the campaign says; none on the local endpoint."""
-    if campaign.mturk_environment == Environment.LOCAL:
-        return ()
-    requirements = []
-    if campaign.require_us_locale:
-        requirements.append(Requirement(LOCALE_QUALIFICATION, "EqualTo", countries=("US",)))
-    if campaign.min_approval_percent:
-        minimum = (campaign.min_approval_percent,)
-        requirements.append(Requirement(PERCENT_APPROVED_QUALIFICATION, "GreaterThanOrEqualTo", integers=minimum))
-    return tuple(requirements)
+    """The worker qualifications of the campaign's channel (MTurk: locale and approval rate)."""
+    return channel_policy(campaign.channel).requirements(campaign=campaign)
 
 
 def work_type_for(*, campaign: Campaign, kind: str) -> WorkType:
@@ -208,7 +146,7 @@ def work_type_for(*, campaign: Campaign, kind: str) -> WorkType:
         title=campaign.hit_title,
         description=description,
         keywords=campaign.hit_keywords,
-        reward=_reward(campaign, kind),
+        reward=campaign.reward_for(kind),
         assignment_duration_seconds=campaign.assignment_duration_seconds,
         auto_approval_delay_seconds=campaign.auto_approval_delay_seconds,
         requirements=requirements_for(campaign=campaign),
@@ -285,7 +223,7 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
     _publish_check(batch=batch, live=live)
     marketplace = get_marketplace(campaign)
     already = batch.tasks.filter(hit__isnull=False).count()
-    cost = _budget_commit(batch=batch)
+    cost = ledger.batch_commit(batch_id=batch.pk)
     tasks = list(_unpublished(batch))
     if tasks:
         hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
@@ -312,13 +250,8 @@ def _batch_published(*, batch_id: int) -> None:
         batch.status = Batch.Status.PUBLISHED
         batch.published_at = timezone.now()
         batch.save(update_fields=["status", "published_at"])
-    if batch.kind == Batch.Kind.LIKERT:
-        # Publishing its Likert batch starts a topic's Likert round.
-        Topic.objects.filter(pk=batch.topic_id, state=Topic.State.IMPORTING).update(state=Topic.State.LIKERT)
     # The first published batch makes a draft campaign active (its settings are then fixed).
-    Campaign.objects.filter(pk=batch.topic.campaign_id, status=Campaign.Status.DRAFT).update(
-        status=Campaign.Status.ACTIVE
-    )
+    campaign_activate(campaign_id=batch.topic.campaign_id)
 
 
 # ---- A topic's round, for the command ----------------------------------------------------

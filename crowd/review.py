@@ -23,13 +23,12 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError, Conflict
-from crowd import fees, ledger
-from crowd.fees import CENT
-from crowd.marketplace import DuplicateRequest, InvalidState, MarketplaceError, get_marketplace
-from crowd.models import HIT, Assignment, Bonus, Worker, WorkerDecision
+from crowd import ledger
+from crowd.marketplaces.base import CENT, DuplicateRequest, InvalidState, MarketplaceError
+from crowd.marketplaces.registry import get_marketplace
+from crowd.models import CONFIRMED, HIT, Assignment, Bonus, Worker, WorkerDecision
 
 Status = Assignment.Status
-AT_MARKETPLACE = (Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED)
 FEEDBACK_MAX = 1024  # characters MTurk accepts in RequesterFeedback
 
 
@@ -37,13 +36,15 @@ def _assignment(assignment_id: int) -> Assignment:
     return Assignment.objects.select_related("task__batch__topic__campaign", "worker", "hit").get(pk=assignment_id)
 
 
-def _marketplace_check(assignment: Assignment) -> None:
-    if assignment.verification not in AT_MARKETPLACE or assignment.hit is None:
+def _marketplace_check(assignment: Assignment) -> HIT:
+    """The assignment's HIT; raises unless the marketplace knows the assignment."""
+    if assignment.verification not in CONFIRMED or assignment.hit is None:
         raise ApplicationError(
             f"Assignment {assignment} is not known to the marketplace ({assignment.get_verification_display()}): "
             "there is nothing to approve, reject or pay there.",
             code="assignment_not_at_marketplace",
         )
+    return assignment.hit
 
 
 def _reason_check(reason: str, *, what: str) -> str:
@@ -98,8 +99,9 @@ def assignment_approve(*, assignment_id: int, feedback: str = "") -> bool:
     assignment = _assignment(assignment_id)
     if assignment.status != Status.SUBMITTED:
         return assignment.status == Status.APPROVED
-    _marketplace_check(assignment)
-    marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=assignment.hit.environment)
+    hit = _marketplace_check(assignment)
+    marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=hit.environment)
+    status: str
     try:
         marketplace.assignment_approve(assignment.assignment_id, feedback=feedback)
         status = Status.APPROVED
@@ -121,8 +123,9 @@ def assignment_reject(*, assignment_id: int, reason: str, decided_by=None) -> No
         raise Conflict(
             f"Assignment {assignment} is approved and paid already; it cannot be rejected.", code="already_approved"
         )
-    _marketplace_check(assignment)
-    marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=assignment.hit.environment)
+    hit = _marketplace_check(assignment)
+    marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=hit.environment)
+    status: str
     try:
         marketplace.assignment_reject(assignment.assignment_id, feedback=reason)
         status = Status.REJECTED
@@ -193,7 +196,7 @@ def _bonus_record(*, assignment: Assignment, amount: Decimal, reason: str, decid
     cap beside everything committed and every bonus granted but not paid yet; under a lock
     on the campaign, so two grants cannot both take the last of the headroom."""
     campaign = Campaign.objects.select_for_update().get(pk=assignment.task.batch.topic.campaign_id)
-    cost = fees.bonus_cost(amount, channel=assignment.worker.channel)
+    cost = ledger.bonus_cost(amount=amount, channel=assignment.worker.channel)
     money = ledger.campaign_money(campaign=campaign)
     pending = ledger.bonuses_pending(campaign=campaign)
     if money.committed + pending + cost > money.cap:
@@ -226,6 +229,8 @@ def bonus_send(*, bonus_id: int) -> Bonus:
         return bonus
     assignment = bonus.assignment
     campaign = assignment.task.batch.topic.campaign
+    # bonus_grant records a bonus only after _marketplace_check, and nothing clears Assignment.hit.
+    assert assignment.hit is not None, "a bonus is granted only on an assignment with a HIT"
     try:
         get_marketplace(campaign, environment=assignment.hit.environment).bonus_send(
             worker_id=assignment.worker.external_id,

@@ -5,7 +5,8 @@ from rest_framework import serializers
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd.channels import prolific_filters_check
+from crowd.links import link_url
+from crowd.marketplaces.prolific.filters import prolific_filters_check
 from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
 
 
@@ -109,8 +110,6 @@ class ParticipantLinkSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_url(self, link) -> str:
-        from crowd.links import link_url
-
         return link_url(link)
 
 

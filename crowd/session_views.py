@@ -8,7 +8,6 @@ window on to the next task, or to the channel's completion step after the last o
 """
 
 import re
-from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -17,9 +16,11 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.hit_params import HitParams
 from annotation.models import Campaign
 from config.errors import ApplicationError, NotFound
-from crowd import channels, sessions
+from crowd import sessions
+from crowd.marketplaces.prolific.studies import completion_url
 from crowd.models import ParticipantLink, Study, WorkSession
 
 Channel = Campaign.Channel
@@ -113,14 +114,12 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
         return _completion(request, session)
     progress = sessions.progress(session)
     submit_to = request.build_absolute_uri(reverse("sessions:session", args=[session.key])).rstrip("/")
-    query = urlencode(
-        {
-            "assignmentId": hold.assignment_id,
-            "hitId": hold.task.hit.hit_id,
-            "workerId": session.worker.external_id,
-            "turkSubmitTo": submit_to,
-        }
-    )
+    query = HitParams(
+        assignment_id=hold.assignment_id,
+        hit_id=hold.task.hit.hit_id,
+        worker_id=session.worker.external_id,
+        turk_submit_to=submit_to,
+    ).query_string()
     return render(
         request,
         "session/frame.html",
@@ -154,7 +153,7 @@ def answer_copy(request: HttpRequest, key) -> HttpResponse:
 def _completion(request: HttpRequest, session: WorkSession) -> HttpResponse:
     """The channel's completion step; the Prolific completion code appears only here."""
     if session.study is not None:
-        return HttpResponseRedirect(channels.completion_url(session.study))
+        return HttpResponseRedirect(completion_url(session.study))
     done = sessions.progress(session).done
     return render(request, "session/finished.html", {"session": session, "done": done})
 

@@ -32,10 +32,10 @@ from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Task
 from config.errors import ApplicationError, Conflict, Gone, NotFound
+from crowd.marketplaces.registry import policies
 from crowd.models import Assignment, ParticipantLink, Study, TaskHold, Worker, WorkerQuality, WorkSession
 
 Verification = Assignment.Verification
-SESSION_CHANNELS = (Campaign.Channel.PROLIFIC, Campaign.Channel.LINKS)
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,12 @@ def session_abandon(session: WorkSession, *, now: datetime | None = None) -> int
     return session.holds.filter(submitted_at__isnull=True, released_at__isnull=True).update(released_at=now)
 
 
-# ---- Bookkeeping (crowd.channels runs it with every sync) -----------------------------------
+def session_channels() -> list[str]:
+    """The channels that hand tasks out in sessions (their policies say so)."""
+    return [policy.channel for policy in policies() if policy.sessions]
+
+
+# ---- Bookkeeping (crowd.sync runs it with every sync) -----------------------------------
 
 
 @dataclass
@@ -293,7 +298,7 @@ def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> Verify
     now = now or timezone.now()
     report = VerifyReport()
     pending = Assignment.objects.filter(
-        verification=Verification.PENDING, task__batch__topic__campaign__channel__in=SESSION_CHANNELS
+        verification=Verification.PENDING, task__batch__topic__campaign__channel__in=session_channels()
     )
     if campaign_ids is not None:
         pending = pending.filter(task__batch__topic__campaign_id__in=list(campaign_ids))

@@ -5,7 +5,7 @@ For every HIT not complete (Celery beat, every SYNC_INTERVAL_SECONDS):
 1. GetHIT, then ListAssignmentsForHIT (every status, every page).
 2. Each listed assignment is matched with our answer by (assignment id, worker):
    found → `verified`; missing (the worker's post to us failed) → MTurk's answer XML is
-   parsed and stored through the HIT page's own `annotation.submission.answer_submit`,
+   parsed and stored through the HIT page's own `crowd.answers.store.answer_submit`,
    then marked `recovered`. Approved or rejected at the marketplace (auto-approval, the
    requester website) → recorded, with its ledger entry.
 3. Our answers still `pending` that the marketplace does not list become `unverified`
@@ -13,14 +13,17 @@ For every HIT not complete (Celery beat, every SYNC_INTERVAL_SECONDS):
    post, or a worker who never submitted to MTurk.
 4. Approval policy (`approvals_due`): a submitted, verified assignment is approved once
    quality control has run for its worker after it was submitted
-   (WorkerQuality.computed_at > submitted_at), or when MTurk's auto-approval is less than
-   MTURK_APPROVAL_MARGIN_SECONDS away, whichever comes first.
+   (WorkerQuality.computed_at > submitted_at), or when the marketplace's auto-approval is
+   less than the channel's approval margin away (its policy's: MTurk
+   MTURK_APPROVAL_MARGIN_SECONDS; the session channels approve on our own clock), whichever
+   comes first.
 5. A HIT is *collected* when all its assignments are in (or it expired and the last
    accepted assignment's deadline passed) and no answer of ours is pending; *complete*
    when it is collected and all its work is reviewed. A complete HIT releases the budget
    of slots nobody took, is deleted at the marketplace, and is not synced again.
-6. Topics whose HITs were synced are handed to the ranking pipeline
-   (`topics_advance_after_sync`), which decides when a batch is complete.
+6. The report says which campaigns and topics had HITs synced; sync enqueues nothing.
+   What happens next (quality control, the pipeline, publishing) is the loop's owner's:
+   `ranking.workflow`.
 
 Remote calls come first; each HIT's and each assignment's database changes follow in
 their own transaction, so a failed call leaves nothing half-written, and a transient
@@ -32,34 +35,33 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.answers import InvalidAnswer
-from annotation.hit_content import hit_content_get
-from annotation.models import Campaign, Topic
-from annotation.submission import answer_submit
 from config.errors import ApplicationError, Conflict
 from crowd import ledger
+from crowd.answers.content import hit_content_get
+from crowd.answers.store import answer_submit
 from crowd.answers_xml import InvalidAnswerXML, answer_fields
-from crowd.marketplace import (
+from crowd.marketplaces.base import (
     Marketplace,
     MarketplaceError,
     MarketplaceUnavailable,
     NotFoundAtMarketplace,
     RemoteAssignment,
-    get_marketplace,
 )
-from crowd.models import HIT, Assignment, WorkerQuality
+from crowd.marketplaces.registry import channel_policy, get_marketplace
+from crowd.models import CONFIRMED, HIT, Assignment, WorkerQuality, confirmed
 from crowd.review import assignment_approve, review_record
+from crowd.sessions import sessions_verify
+from crowd.studies import studies_sync
 
 logger = logging.getLogger(__name__)
 
 Status = Assignment.Status
 Verification = Assignment.Verification
-COUNTED = (Verification.VERIFIED, Verification.RECOVERED)
 # A listing may lag a fresh submission by a few minutes (reference §7.3).
 LISTING_GRACE = timedelta(minutes=10)
 
@@ -74,10 +76,8 @@ class SyncReport:
     approved: int = 0
     completed: int = 0
     errors: list[str] = field(default_factory=list)
-
-
-def approval_margin() -> timedelta:
-    return timedelta(seconds=settings.MTURK_APPROVAL_MARGIN_SECONDS)
+    campaign_ids: set[int] = field(default_factory=set)  # campaigns whose HITs were synced
+    topic_ids: set[int] = field(default_factory=set)
 
 
 def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | None = None) -> SyncReport:
@@ -89,8 +89,6 @@ def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | No
     if hit_ids is not None:
         hits = hits.filter(pk__in=list(hit_ids))
     marketplaces: dict[tuple[str, str], Marketplace] = {}
-    topic_ids: set[int] = set()
-    campaign_ids: set[int] = set()
     for hit in hits:
         campaign = hit.task.batch.topic.campaign
         key = (campaign.channel, hit.environment)
@@ -105,32 +103,29 @@ def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | No
             report.errors.append(f"{hit.hit_id}: {error.message}")
             continue
         report.hits += 1
-        topic_ids.add(hit.task.batch.topic_id)
-        campaign_ids.add(campaign.pk)
-    if hit_ids is None:
-        # Every topic still waiting on answers, not only those whose HITs changed now: a sync
-        # whose hand-off failed after its commit (broker down, worker killed) left its topic
-        # with no open HIT for a later sync to find. Advancing is idempotent and cheap.
-        topic_ids |= set(
-            Topic.objects.filter(
-                state__in=(Topic.State.LIKERT, Topic.State.COMPARISONS), campaign__status=Campaign.Status.ACTIVE
-            ).values_list("pk", flat=True)
-        )
-    quality_refresh_after_sync(campaign_ids)
-    topics_advance_after_sync(topic_ids)
+        report.topic_ids.add(hit.task.batch.topic_id)
+        report.campaign_ids.add(campaign.pk)
     return report
 
 
 def channels_sync(*, now: datetime | None = None) -> dict:
     """One sync of everything: answers of session channels matched with their holds, every
-    open HIT of every channel, then Prolific's submissions (crowd.channels)."""
-    from crowd.channels import studies_sync
-    from crowd.sessions import sessions_verify
+    open HIT of every channel, then Prolific's submissions (crowd.studies)."""
+    return channels_sync_report(now=now)[1]
 
+
+def channels_sync_report(*, now: datetime | None = None) -> tuple[SyncReport, dict]:
+    """`channels_sync` for the loop's owner: the HIT sync's report and the whole summary."""
     verified = sessions_verify(now=now)
     report = assignments_sync(now=now)
     studies = studies_sync(now=now)
-    return {**asdict(report), "sessions": asdict(verified), "studies": asdict(studies)}
+    return report, {**_summary(report), "sessions": asdict(verified), "studies": asdict(studies)}
+
+
+def _summary(report: SyncReport) -> dict:
+    summary = asdict(report)
+    summary["campaign_ids"], summary["topic_ids"] = sorted(report.campaign_ids), sorted(report.topic_ids)
+    return summary
 
 
 def hit_sync(*, hit: HIT, marketplace: Marketplace, now: datetime, report: SyncReport) -> None:
@@ -189,7 +184,7 @@ def _remote_apply(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> 
             )
             report.errors.append(f"{hit.hit_id}: assignment {remote.assignment_id} is stored for another task")
             return
-        elif ours.verification not in COUNTED:
+        elif ours.verification not in CONFIRMED:
             ours.verification = Verification.VERIFIED
             ours.hit = hit
             ours.save(update_fields=["verification", "hit"])
@@ -201,8 +196,10 @@ def _remote_apply(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> 
 def _recover(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> Assignment | None:
     """Store MTurk's copy of an answer our page never received; None when it is not valid."""
     try:
+        content = hit_content_get(hit.task.uuid)
+        assert content is not None, "the HIT's task exists: the caller holds the HIT's row lock"
         submission = answer_submit(
-            content=hit_content_get(hit.task.uuid),
+            content=content,
             assignment_id=remote.assignment_id,
             worker_external_id=remote.worker_id,
             fields=answer_fields(remote.answer_xml),
@@ -265,7 +262,7 @@ def approvals_due(*, hit: HIT, remote: list[RemoteAssignment], now: datetime) ->
         for item in remote
         if item.status == Status.SUBMITTED
     }
-    submitted = Assignment.objects.filter(task=hit.task, status=Status.SUBMITTED, verification__in=COUNTED)
+    submitted = Assignment.objects.confirmed().filter(task=hit.task, status=Status.SUBMITTED)
     candidates = [
         assignment
         for assignment in submitted.select_related("worker")
@@ -275,7 +272,7 @@ def approvals_due(*, hit: HIT, remote: list[RemoteAssignment], now: datetime) ->
         campaign=campaign, worker__in=[a.worker_id for a in candidates], computed_at__isnull=False
     )
     qc_times = dict(qualities.values_list("worker_id", "computed_at"))
-    margin = approval_margin()
+    margin = channel_policy(campaign.channel).approval_margin()  # MTurk: MTURK_APPROVAL_MARGIN_SECONDS
     fallback_delay = timedelta(seconds=campaign.auto_approval_delay_seconds)
     due = []
     for assignment in candidates:
@@ -292,7 +289,7 @@ def hit_collected(*, hit: HIT, now: datetime, pending_ignored: bool = False) -> 
     accepted assignment's deadline passed — and (unless `pending_ignored`) none of our answers
     is still waiting for the marketplace."""
     answers = Assignment.objects.filter(task_id=hit.task_id).aggregate(
-        counted=Count("pk", filter=Q(verification__in=COUNTED)),
+        counted=Count("pk", filter=confirmed()),
         pending=Count("pk", filter=Q(verification=Verification.PENDING)),
     )
     if answers["pending"] and not pending_ignored:
@@ -313,21 +310,3 @@ def _hit_delete(*, hit: HIT, marketplace: Marketplace) -> None:
         logger.info("HIT %s is complete but cannot be deleted yet: %s", hit.hit_id, error.message)
         return
     HIT.objects.filter(pk=hit.pk).update(deleted=True, status=HIT.Status.DISPOSED)
-
-
-def quality_refresh_after_sync(campaign_ids: Iterable[int]) -> None:
-    """Recompute worker quality for each campaign with new work, after commit (issue 4):
-    approvals wait for it, and excluded workers stop seeing tasks."""
-    from crowd.tasks import refresh_campaign_quality
-
-    for campaign_id in sorted(set(campaign_ids)):
-        transaction.on_commit(lambda campaign_id=campaign_id: refresh_campaign_quality.delay(campaign_id))
-
-
-def topics_advance_after_sync(topic_ids: Iterable[int]) -> None:
-    """Hand each topic to the ranking pipeline (`ranking.tasks.advance_topic`, idempotent)
-    after the current transaction commits."""
-    from ranking.tasks import advance_topic
-
-    for topic_id in sorted(set(topic_ids)):
-        transaction.on_commit(lambda topic_id=topic_id: advance_topic.delay(topic_id))

@@ -11,7 +11,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from crowd.expiry import batch_expire
-from crowd.marketplace import MarketplaceUnavailable
+from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.publishing import batch_publish
 from crowd.sync import channels_sync
 from crowd.worker_quality import campaign_quality_refresh
@@ -27,7 +27,8 @@ RETRYING = {
 
 @shared_task(**RETRYING)
 def sync_open_hits() -> dict:
-    """Celery beat, every SYNC_INTERVAL_SECONDS: every channel's open HITs."""
+    """Every channel's open HITs reconciled, nothing else (the `sync_hits` command's job; the
+    beat runs the whole loop, ranking.tasks.run_loop)."""
     return channels_sync()
 
 
@@ -44,5 +45,6 @@ def expire_batch(batch_id: int) -> dict:
 
 @shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def refresh_campaign_quality(campaign_id: int) -> int:
-    """After each sync: recompute worker quality for the campaign; the number excluded."""
+    """Recompute worker quality for the campaign now; the number excluded. (The loop runs
+    quality control itself; this entry point stays for admins and for queued messages.)"""
     return len(campaign_quality_refresh(campaign_id=campaign_id))

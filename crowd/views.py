@@ -3,7 +3,9 @@ user may see (others are a 404), call crowd.quality_report or crowd.worker_quali
 
 import csv
 import json
+from typing import cast
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -11,11 +13,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.campaigns import campaigns_visible_to
+from annotation.campaigns import campaign_has_published, campaigns_visible_to
 from annotation.models import Campaign, Topic
 from config.errors import ApplicationError
 from crowd import channels, links
 from crowd.forms import ChannelForm, LinksForm, OverrideForm
+from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.models import HIT, ParticipantLink, Study, WorkerQuality
 from crowd.quality_report import (
     PAPER_LIKERT_AGREEMENT,
@@ -47,7 +50,7 @@ def _report_page(request: HttpRequest, campaign: Campaign, topic: Topic | None) 
                 "majority": PAPER_MAJORITY_AGREEMENT,
                 "runs": PAPER_RUN_RELIABILITY,
             },
-            "override_choices": OverrideForm.base_fields["status"].choices,
+            "override_choices": cast(forms.ChoiceField, OverrideForm.base_fields["status"]).choices,
             "stability_max_items": STABILITY_MAX_ITEMS,
         },
     )
@@ -118,7 +121,7 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
     channel_form = channel_form or ChannelForm(
         initial={
             "channel": campaign.channel,
-            "environment": campaign.mturk_environment,
+            "environment": campaign.environment,
             "tasks_per_session": campaign.tasks_per_session,
             "prolific_filters": _filters_text(campaign),
         }
@@ -130,7 +133,8 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
             "campaign": campaign,
             "channel_form": channel_form,
             "links_form": links_form or LinksForm(initial={"kind": ParticipantLink.Kind.PERSONAL}),
-            "published": HIT.objects.filter(task__batch__topic__campaign=campaign).exists(),
+            "published": campaign_has_published(campaign),
+            "published_on": _published_on(campaign),
             "links": [(link, links.link_url(link)) for link in campaign.participant_links.all()],
             "participants": links.participants(campaign=campaign),
             "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
@@ -139,8 +143,14 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
     )
 
 
+def _published_on(campaign) -> list[str]:
+    """The channels the campaign's HITs were published on, read from the HITs themselves."""
+    channels_used = HIT.objects.filter(task__batch__topic__campaign=campaign).values_list("channel", flat=True)
+    return [Campaign.Channel(channel).label for channel in sorted(set(channels_used))]
+
+
 def _filters_text(campaign) -> str:
-    filters = channels.campaign_prolific_filters(campaign)
+    filters = campaign_prolific_filters(campaign)
     return json.dumps(filters, indent=2) if filters else ""
 
 
@@ -155,7 +165,8 @@ def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
         channels.channel_settings_set(campaign=campaign, **form.cleaned_data)
     except ApplicationError as error:
         form.add_error(None, error.message)
-        return _channel_page(request, campaign, channel_form=form, status=error.http_status)
+        # Shown as stored: a refused change must not appear on the page as if it were made.
+        return _channel_page(request, _campaign(request, slug), channel_form=form, status=error.http_status)
     messages.success(request, "Channel settings saved.")
     return redirect("crowd:campaign-channel", slug=campaign.slug)
 

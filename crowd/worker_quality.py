@@ -2,13 +2,12 @@
 its counted labels, store them, record each change of status, and let an admin override.
 
 The statistics are the pure core's (`crowd.quality`, after Falke & Gurevych 2017); this
-module fetches, stores and audits. Counted means what aggregation counts: assignments the
-marketplace did not disown (verification ≠ unverified) and did not reject. Excluded
+module fetches, stores and audits. Counted means what aggregation counts
+(`crowd.models.counted`): answers their channel confirmed and nobody rejected. Excluded
 workers' labels stay in the database; aggregation leaves out `excluded_worker_ids`.
 """
 
 import logging
-import time
 from collections import Counter
 from dataclasses import dataclass
 from operator import itemgetter
@@ -19,7 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign, Proposition
 from config.errors import ApplicationError, NotFound
-from crowd.models import Assignment, Comparison, LikertLabel, Worker, WorkerDecision, WorkerQuality
+from crowd.models import Assignment, Comparison, LikertLabel, Worker, WorkerDecision, WorkerQuality, counted
 from crowd.quality import comparison_agreement, exclusion_reasons, leave_one_out_details, trap_report
 from crowd.review import assignment_reject, worker_block
 
@@ -29,9 +28,6 @@ TRAP_FAIL_AT = 3  # a trap rated "moderately important" (3) or higher is failed
 LOO_FLOOR = 0.5  # leave-one-out r at or above this never excludes a worker
 AGREEMENT_FLOOR = 0.6  # nor does a comparison agreement at or above this
 
-EXCLUDED = Q(override_status=WorkerQuality.Status.EXCLUDED) | Q(
-    override_status="", computed_status=WorkerQuality.Status.EXCLUDED
-)
 COMPUTED_FIELDS = [
     "labels",
     "items",
@@ -76,24 +72,26 @@ def counted_labels(*, campaign_id: int, topic_id: int | None = None) -> CountedL
     """The counted labels of the campaign, or of one of its topics: three queries, whatever
     the number of workers or labels."""
     scope = {"topic_id": topic_id} if topic_id is not None else {"topic__campaign_id": campaign_id}
-    not_counted = Q(assignment__verification=Assignment.Verification.UNVERIFIED) | Q(
-        assignment__status=Assignment.Status.REJECTED
-    )
+    is_counted = counted("assignment__")
     likert = list(
         LikertLabel.objects.filter(**{f"proposition__{key}": value for key, value in scope.items()})
-        .exclude(not_counted)
+        .filter(is_counted)
         .values_list("worker_id", "proposition_id", "score")
     )
     traps = dict(
         Proposition.objects.filter(**scope).exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", "trap_kind")
     )
-    ratings, trap_labels = [], []
+    ratings: list[tuple[int, int, int]] = []
+    trap_labels: list[tuple[int, int, int]] = []
     for label in likert:
         (trap_labels if label[1] in traps else ratings).append(label)
-    votes, per_worker, untouched_votes, orderings = [], Counter(), Counter(), set()
+    votes: list[tuple[int, int, int, int]] = []
+    per_worker: Counter[int] = Counter()
+    untouched_votes: Counter[int] = Counter()
+    orderings: set[tuple[int, int]] = set()
     rows = (
         Comparison.objects.filter(**{f"winner__{key}": value for key, value in scope.items()})
-        .exclude(not_counted)
+        .filter(is_counted)
         .values_list("worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched")
     )
     for worker, winner, loser, assignment, untouched in rows:
@@ -108,28 +106,22 @@ def counted_labels(*, campaign_id: int, topic_id: int | None = None) -> CountedL
     )
 
 
-def campaign_quality_refresh(*, campaign_id: int, timings: dict | None = None) -> set[int]:
+def campaign_quality_refresh(*, campaign_id: int) -> set[int]:
     """Recompute and store every worker's quality figures for the campaign; returns the ids
     of the excluded workers (overrides applied). Records a WorkerDecision for each worker
     whose computed status changed, and schedules the campaign's optional policies (block
     excluded workers, reject assignments that failed every trap) for after commit.
 
-    Runs under a lock on the campaign row, so concurrent refreshes queue up. `timings`,
-    when given, receives the seconds spent per phase: fetch, compute, write, total."""
-    stopwatch = _Stopwatch(timings)
+    Runs under a lock on the campaign row, so concurrent refreshes queue up."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
         if campaign is None:
             raise NotFound(f"There is no campaign {campaign_id}.")
         data = counted_labels(campaign_id=campaign_id)
-        stopwatch.lap("fetch")
         rows, reasons = _quality_rows(campaign, data)
-        stopwatch.lap("compute")
         excluded = _quality_rows_write(campaign, rows, reasons)
         _block_policy_schedule(campaign)
         _reject_policy_schedule(campaign)
-        stopwatch.lap("write")
-    stopwatch.total()
     return excluded
 
 
@@ -195,11 +187,9 @@ def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: 
         unique_fields=["campaign", "worker"],
         update_fields=COMPUTED_FIELDS,
     )
-    decisions, excluded = [], set()
+    decisions = []
     for row in rows:
-        was, override = stored.get(row.worker_id, (WorkerQuality.Status.OK, ""))
-        if (override or row.computed_status) == WorkerQuality.Status.EXCLUDED:
-            excluded.add(row.worker_id)
+        was, _override = stored.get(row.worker_id, (WorkerQuality.Status.OK, ""))
         if row.computed_status == was:
             continue
         if row.computed_status == WorkerQuality.Status.EXCLUDED:
@@ -220,7 +210,7 @@ def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: 
                 )
             )
     WorkerDecision.objects.bulk_create(decisions)
-    return excluded
+    return excluded_worker_ids(campaign.pk)
 
 
 def worker_quality_override(*, campaign_id: int, worker_id: int, status: str, reason: str, user) -> WorkerQuality:
@@ -249,7 +239,7 @@ def worker_quality_override(*, campaign_id: int, worker_id: int, status: str, re
 def excluded_worker_ids(campaign_id: int) -> set[int]:
     """The workers whose labels aggregation leaves out: excluded by quality control unless
     an admin included them, or excluded by an admin."""
-    return set(WorkerQuality.objects.filter(EXCLUDED, campaign_id=campaign_id).values_list("worker_id", flat=True))
+    return set(WorkerQuality.objects.excluded().filter(campaign_id=campaign_id).values_list("worker_id", flat=True))
 
 
 def _block_policy_schedule(campaign: Campaign) -> None:
@@ -259,7 +249,8 @@ def _block_policy_schedule(campaign: Campaign) -> None:
     if not campaign.qc_block_excluded:
         return
     workers = list(
-        WorkerQuality.objects.filter(EXCLUDED, campaign=campaign, worker__blocked=False)
+        WorkerQuality.objects.excluded()
+        .filter(campaign=campaign, worker__blocked=False)
         .order_by("worker_id")
         .values_list("worker_id", flat=True)
     )
@@ -294,13 +285,9 @@ def failed_trap_assignment_ids(*, campaign_id: int) -> list[int]:
     """Submitted (not yet reviewed) assignments the marketplace confirmed, with at least one
     trap label, every one of which scored ≥ TRAP_FAIL_AT."""
     on_trap = Q(likert_labels__proposition__trap_kind__in=[Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE])
-    at_marketplace = [Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED]
     return list(
-        Assignment.objects.filter(
-            task__batch__topic__campaign_id=campaign_id,
-            status=Assignment.Status.SUBMITTED,
-            verification__in=at_marketplace,
-        )
+        Assignment.objects.confirmed()
+        .filter(task__batch__topic__campaign_id=campaign_id, status=Assignment.Status.SUBMITTED)
         .annotate(
             traps=Count("likert_labels", filter=on_trap),
             passed=Count("likert_labels", filter=on_trap & Q(likert_labels__score__lt=TRAP_FAIL_AT)),
@@ -319,21 +306,3 @@ def _each(what: str, ids: list[int], action) -> None:
             action(pk)
         except ApplicationError as error:
             logger.warning("quality policy: %s %s failed: %s", what, pk, error.message)
-
-
-class _Stopwatch:
-    """Writes the seconds since the previous lap into `timings` (when given)."""
-
-    def __init__(self, timings: dict | None):
-        self.timings = timings
-        self.started = self.mark = time.perf_counter()
-
-    def lap(self, phase: str) -> None:
-        now = time.perf_counter()
-        if self.timings is not None:
-            self.timings[phase] = now - self.mark
-        self.mark = now
-
-    def total(self) -> None:
-        if self.timings is not None:
-            self.timings["total"] = time.perf_counter() - self.started

@@ -3,25 +3,36 @@
 The same campaign as `make demo` (ranking/demo.py: the shipped sample, the simulated
 crowd's hidden truth), but recruited through Prolific (the local Prolific-compatible
 endpoint) or participant links. Each round the simulated participants work through
-sessions over HTTP; then one sync (Celery eager) counts the answers, runs quality control,
-approves Prolific submissions, advances every topic and publishes its next batch — until
-every topic is done.
+sessions over HTTP; then one pass of the loop (ranking.workflow) counts the answers, runs
+quality control, approves Prolific submissions, advances every topic and publishes its next
+batch — until every topic is done.
 """
 
 from collections.abc import Callable
+from typing import TypedDict
 
 import requests
 
+from annotation.campaigns import campaign_update
 from annotation.models import Campaign, Proposition, Topic
 from crowd import links
 from crowd.channels import channel_set
 from crowd.models import Study
-from crowd.publishing import topic_publish
 from crowd.session_simulate import links_simulate, prolific_simulate
-from crowd.sync import channels_sync
 from ranking.demo import DemoReport, topic_statuses
+from ranking.workflow import loop_run, topic_round_publish
 
 MAX_IDLE_ROUNDS = 3
+
+
+class _Crowd(TypedDict):
+    """The simulated crowd of one round, as links_simulate and prolific_simulate take it."""
+
+    workers: int
+    spammers: float
+    seed: int
+    latent: dict[int, float]
+    traps: list[int]
 
 
 def local_prolific_starter(base_url: str):
@@ -55,19 +66,20 @@ def channel_demo_run(
     channel_set(campaign=campaign, channel=channel, environment=Campaign.Environment.LOCAL)
     if channel == "prolific":
         # Prolific pays at least its hourly minimum: 10 tasks of ~45 s for $1.20 is $9.60 an hour.
-        Campaign.objects.filter(pk=campaign.pk).update(
-            likert_reward="0.12", comparison_reward="0.12", budget_cap="400.00"
+        campaign_update(
+            campaign_id=campaign.pk,
+            changes={"likert_reward": "0.12", "comparison_reward": "0.12", "budget_cap": "400.00"},
         )
         campaign.refresh_from_db()
     link = links.link_create(campaign=campaign, kind="open", label="demo crowd") if channel == "links" else None
     for topic in campaign.topics.order_by("key"):
-        topic_publish(topic=topic, kind="likert")
+        topic_round_publish(topic=topic, kind="likert")
     traps = list(
         Proposition.objects.filter(topic__campaign=campaign).exclude(trap_kind="none").values_list("pk", flat=True)
     )
     report, idle = DemoReport(), 0
     while idle < MAX_IDLE_ROUNDS and campaign.topics.exclude(state=Topic.State.DONE).exists():
-        crowd = {
+        crowd: _Crowd = {
             "workers": workers,
             "spammers": spammers,
             "seed": seed + report.rounds,
@@ -81,12 +93,12 @@ def channel_demo_run(
             studies = Study.objects.filter(batch__topic__campaign=campaign, batch__status="published")
             open_ids = list(studies.exclude(study_id="").values_list("study_id", flat=True))
             work = prolific_simulate(start_participant=local_prolific_starter(base_url), study_ids=open_ids, **crowd)
-        channels_sync()
+        loop_run()
         report.rounds += 1
         report.submitted += work.submitted
         report.statuses = topic_statuses(campaign)
         idle = idle + 1 if work.submitted == 0 else 0
         if on_round:
             on_round(report)
-    channels_sync()  # the last round's answers were reviewed after its sync: approve them now
+    loop_run()  # the last round's answers were reviewed after its sync: approve them now
     return report

@@ -4,8 +4,8 @@ The shipped sample (samples/demo: two topics of ~150 propositions, subtle traps,
 latent importance per proposition that only the simulated crowd knows) is imported into a
 fresh campaign on the local MTurk endpoint. A web server thread serves the HIT pages and
 the endpoint; the simulated crowd works through them over HTTP exactly as people would;
-each round ends with an assignment sync, which (Celery being eager here) runs quality
-control, advances every topic and publishes its next comparison batch — until every topic
+each round ends with one pass of the loop (ranking.workflow: sync, quality control, every
+topic advanced, its next comparison batch published) — until every topic
 is done.
 """
 
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler, get_internal_wsgi_application
@@ -27,12 +28,11 @@ from annotation.campaigns import campaign_create
 from annotation.importers import propositions_import
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import HIT
-from crowd.publishing import topic_publish
 from crowd.simulate import crowd_simulate
-from crowd.sync import assignments_sync
 from ranking import stats
 from ranking.export import ranking_rows
 from ranking.models import RankingSnapshot
+from ranking.workflow import loop_run, topic_round_publish
 
 SAMPLES = Path(settings.BASE_DIR) / "samples" / "demo"
 MAX_IDLE_ROUNDS = 3
@@ -59,7 +59,7 @@ class _QuietHandler(WSGIRequestHandler):
         super().setup()
         # The server writes headers and body separately; without this, Nagle's algorithm
         # holds the body until the client's delayed ACK, ~40 ms on every response.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        cast(socket.socket, self.connection).setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format, *args):
         pass
@@ -82,10 +82,9 @@ def demo_campaign_create(
     `per_topic` keeps only the first N propositions of each topic (the quick variant).
     """
     Campaign.objects.filter(slug=slug).delete()
-    options = {
-        "mturk_environment": Campaign.Environment.LOCAL,
+    options: dict[str, Any] = {
+        "environment": Campaign.Environment.LOCAL,
         "budget_cap": "200.00",
-        "status": Campaign.Status.ACTIVE,
     }
     if per_topic:
         options.update(top_k=max(10, per_topic // 3), batch_pairs=20, pair_budget_fraction=0.5)
@@ -125,7 +124,8 @@ def _sample_rows(per_topic: int | None) -> list[dict]:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     if not per_topic:
         return rows
-    kept, seen = [], {}
+    kept: list[dict[str, str]] = []
+    seen: dict[str, int] = {}
     for row in rows:
         seen[row["topic"]] = seen.get(row["topic"], 0) + 1
         if seen[row["topic"]] <= per_topic:
@@ -153,7 +153,7 @@ def demo_run(
 ) -> DemoReport:
     """Publish the Likert rounds, then let the crowd work and sync until every topic is done."""
     for topic in campaign.topics.order_by("key"):
-        topic_publish(topic=topic, kind="likert")
+        topic_round_publish(topic=topic, kind="likert")
     traps = list(
         Proposition.objects.filter(topic__campaign=campaign).exclude(trap_kind="none").values_list("pk", flat=True)
     )
@@ -173,7 +173,7 @@ def demo_run(
             traps=traps,
             hit_ids=open_hits,
         )
-        assignments_sync()
+        loop_run()
         report.rounds += 1
         report.submitted += work.submitted
         report.statuses = topic_statuses(campaign)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 from annotation.models import Proposition, Topic
-from crowd.models import Assignment, Comparison, LikertLabel
+from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.worker_quality import excluded_worker_ids
 from ranking.models import PropositionScore
 
@@ -94,11 +94,12 @@ def _round(value: float | None) -> float | None:
 
 
 def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
-    """Every Likert label and comparison vote of the topic that the marketplace confirmed."""
+    """Every Likert label and comparison vote of the topic that its channel confirmed
+    (`crowd.models.confirmed`); rejected ones are marked excluded, pending ones are left out."""
     excluded = excluded_worker_ids(topic.campaign_id)
-    counted = Assignment.objects.exclude(verification=Assignment.Verification.UNVERIFIED)
+    counted = confirmed("assignment__")
     likert = (
-        LikertLabel.objects.filter(proposition__topic=topic, assignment__in=counted)
+        LikertLabel.objects.filter(counted, proposition__topic=topic)
         .select_related("worker", "assignment")
         .order_by("assignment__submitted_at", "assignment_id", "id")
     )
@@ -114,7 +115,7 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
             "excluded": label.worker_id in excluded or label.assignment.status == Assignment.Status.REJECTED,
         }
     votes = (
-        Comparison.objects.filter(winner__topic=topic, assignment__in=counted)
+        Comparison.objects.filter(counted, winner__topic=topic)
         .select_related("worker", "assignment")
         .order_by("assignment__submitted_at", "assignment_id", "id")
     )

@@ -7,10 +7,12 @@
 
 `topic_advance` is one idempotent step under a row lock on the topic: running it twice at
 once serialises on the lock, and the second run finds the state already moved. A batch is
-created inside the locked transaction and published after commit; if the process dies in
-between, the next step finds the batch still `created` and publishes it again (publishing
+created inside the locked transaction; the step reports it (`publish_batch_id`) and the
+loop's owner (`ranking.workflow`) publishes it after commit. If the process dies in
+between, the next step finds the batch still `created` and reports it again (publishing
 skips tasks that already have a HIT and MTurk's UniqueRequestToken blocks duplicates), so
-exactly one batch is published and none is lost.
+exactly one batch is published and none is lost. The step enqueues nothing and publishes
+nothing; quality control is run by the owner once per campaign and handed in as `excluded`.
 """
 
 import math
@@ -18,21 +20,19 @@ import random
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.batching import comparison_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
-from crowd.models import HIT, Assignment, Comparison, LikertLabel
+from crowd.models import HIT, Comparison, LikertLabel, counted
 from crowd.sync import hit_collected
-from crowd.worker_quality import campaign_quality_refresh
 from ranking import rating, selection, stats
 from ranking.export import ranking_rows
 from ranking.likert import likert_means, top_k_with_ties
 from ranking.models import PropositionScore, RankingSnapshot
 
 TOP_FOR_CONCEPT_MAPS = 50
-COUNTED = (Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED)
 
 
 @dataclass
@@ -42,29 +42,48 @@ class Step:
     topic_id: int
     action: str  # waiting | paused | likert_done | batch_created | republish | refit | done | idle
     state: str
-    publish_batch_id: int | None = None
+    publish_batch_id: int | None = None  # a batch to publish once the step has committed
+    publish_live: bool = False
+    expire_batch_ids: list[int] = field(default_factory=list)  # batches a finished topic left open
     details: dict = field(default_factory=dict)
 
 
-def topic_advance(*, topic_id: int, publish=None) -> Step:
-    """Advance one topic by at most one stage; publish the batch it creates after commit.
-
-    `publish(batch_id, live)` defaults to enqueuing `crowd.tasks.publish_batch`.
-    """
+def topic_advance(*, topic_id: int, excluded: set[int]) -> Step:
+    """Advance one topic by at most one stage, with the campaign's excluded workers as quality
+    control last found them; the Step says what to publish or expire after commit."""
     with transaction.atomic():
         topic = Topic.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=topic_id)
-        step = _advance_locked(topic)
+        step = _advance_locked(topic, excluded)
         if step.publish_batch_id is not None:
-            live = _published_live(topic)
-            batch_id = step.publish_batch_id
-            transaction.on_commit(lambda: (publish or _enqueue_publish)(batch_id, live))
+            step.publish_live = _published_live(topic)
     return step
 
 
-def _enqueue_publish(batch_id: int, live: bool) -> None:
-    from crowd.tasks import publish_batch
+def topic_ready(*, topic_id: int) -> bool:
+    """Whether the topic's next step has work to do (its current batch is complete, or a
+    chosen batch waits to be published): the loop runs quality control only then."""
+    topic = Topic.objects.select_related("campaign").get(pk=topic_id)
+    kinds: dict[str, str] = {Topic.State.LIKERT: Batch.Kind.LIKERT, Topic.State.COMPARISONS: Batch.Kind.COMPARISON}
+    kind = kinds.get(topic.state)
+    if kind is None or topic.campaign.status != Campaign.Status.ACTIVE:
+        return False
+    latest = topic.batches.filter(kind=kind).order_by("-number").first()
+    if latest is None or latest.status == Batch.Status.COMPLETE:
+        return False
+    if latest.status == Batch.Status.CREATED:
+        return kind == Batch.Kind.COMPARISON  # chosen, not published yet: publish it again
+    return batch_is_complete(latest)
 
-    publish_batch.delay(batch_id, live)
+
+def topic_start(*, topic_id: int) -> bool:
+    """importing → likert once the topic's Likert batch is published (this module is the one
+    writer of Topic.state); True when it moved."""
+    published = Batch.objects.filter(topic_id=topic_id, kind=Batch.Kind.LIKERT).exclude(status=Batch.Status.CREATED)
+    return bool(
+        Topic.objects.filter(pk=topic_id, state=Topic.State.IMPORTING)
+        .filter(pk__in=published.values("topic_id"))
+        .update(state=Topic.State.LIKERT)
+    )
 
 
 def _published_live(topic: Topic) -> bool:
@@ -72,14 +91,16 @@ def _published_live(topic: Topic) -> bool:
     return HIT.objects.filter(task__batch__topic=topic, environment=Campaign.Environment.PRODUCTION).exists()
 
 
-def _advance_locked(topic: Topic) -> Step:
+def _advance_locked(topic: Topic, excluded: set[int]) -> Step:
     campaign = topic.campaign
     if campaign.status == Campaign.Status.PAUSED:
         return Step(topic.pk, "paused", topic.state)
+    if topic.state == Topic.State.IMPORTING and topic_start(topic_id=topic.pk):
+        topic.state = Topic.State.LIKERT
     if topic.state == Topic.State.LIKERT:
-        return _likert_stage(topic)
+        return _likert_stage(topic, excluded)
     if topic.state == Topic.State.COMPARISONS:
-        return _comparison_stage(topic)
+        return _comparison_stage(topic, excluded)
     return Step(topic.pk, "idle", topic.state)
 
 
@@ -89,7 +110,7 @@ def batch_is_complete(batch: Batch) -> bool:
     tasks = batch.tasks.annotate(
         counted=Count(
             "assignments",
-            filter=Q(assignments__verification__in=COUNTED) & ~Q(assignments__status=Assignment.Status.REJECTED),
+            filter=counted("assignments__"),
         )
     ).select_related("hit", "batch__topic__campaign")
     now = timezone.now()
@@ -112,11 +133,10 @@ def _mark_complete(batch: Batch) -> None:
 # ---- Likert round ----------------------------------------------------------------------
 
 
-def _likert_stage(topic: Topic) -> Step:
+def _likert_stage(topic: Topic, excluded: set[int]) -> Step:
     batch = topic.batches.filter(kind=Batch.Kind.LIKERT).first()
     if batch is None or batch.status == Batch.Status.CREATED or not batch_is_complete(batch):
         return Step(topic.pk, "waiting", topic.state)
-    excluded = campaign_quality_refresh(campaign_id=topic.campaign_id)
     means = _likert_scores_store(topic, excluded)
     top = top_k_with_ties({key: mean for key, (mean, _n) in means.items()}, k=topic.campaign.top_k)
     PropositionScore.objects.filter(proposition_id__in=top).update(in_comparisons=True)
@@ -137,10 +157,8 @@ def _likert_stage(topic: Topic) -> Step:
 
 
 def _likert_scores_store(topic: Topic, excluded: set[int]) -> dict[int, tuple[float, int]]:
-    labels = (
-        LikertLabel.objects.filter(proposition__topic=topic, assignment__verification__in=COUNTED)
-        .exclude(assignment__status=Assignment.Status.REJECTED)
-        .values_list("worker_id", "proposition_id", "score")
+    labels = LikertLabel.objects.filter(counted("assignment__"), proposition__topic=topic).values_list(
+        "worker_id", "proposition_id", "score"
     )
     traps = set(topic.propositions.exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True))
     means = likert_means(labels.iterator(chunk_size=5000), excluded_workers=excluded, traps=traps)
@@ -164,7 +182,7 @@ def _likert_scores_store(topic: Topic, excluded: set[int]) -> dict[int, tuple[fl
 # ---- Comparison rounds -----------------------------------------------------------------
 
 
-def _comparison_stage(topic: Topic) -> Step:
+def _comparison_stage(topic: Topic, excluded: set[int]) -> Step:
     latest = topic.batches.filter(kind=Batch.Kind.COMPARISON).order_by("-number").first()
     if latest is None:
         return Step(topic.pk, "idle", topic.state)
@@ -173,7 +191,6 @@ def _comparison_stage(topic: Topic) -> Step:
         return Step(topic.pk, "republish", topic.state, publish_batch_id=latest.pk)
     if latest.status == Batch.Status.COMPLETE or not batch_is_complete(latest):
         return Step(topic.pk, "waiting", topic.state)
-    excluded = campaign_quality_refresh(campaign_id=topic.campaign_id)
     _mark_complete(latest)
     items = list(
         PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).values_list(
@@ -186,7 +203,7 @@ def _comparison_stage(topic: Topic) -> Step:
     reason = _stop_reason(topic, snapshot, items)
     if reason:
         return _finish(topic, reason)
-    counts = {}
+    counts: dict[frozenset[int], int] = {}
     for winner, loser in votes:
         pair = frozenset((winner, loser))
         counts[pair] = counts.get(pair, 0) + 1
@@ -203,8 +220,7 @@ def _comparison_stage(topic: Topic) -> Step:
 def _votes(topic: Topic, excluded: set[int]) -> list[tuple[int, int]]:
     """(winner, loser) of every counted vote from included workers, in submission order."""
     rows = (
-        Comparison.objects.filter(winner__topic=topic, assignment__verification__in=COUNTED)
-        .exclude(assignment__status=Assignment.Status.REJECTED)
+        Comparison.objects.filter(counted("assignment__"), winner__topic=topic)
         .exclude(worker_id__in=excluded)
         .order_by("assignment__submitted_at", "assignment_id", "id")
         .values_list("winner_id", "loser_id")
@@ -298,13 +314,4 @@ def _finish(topic: Topic, reason: str) -> Step:
     open_batches = list(
         Batch.objects.filter(topic=topic, tasks__hit__complete=False).values_list("pk", flat=True).distinct()
     )
-    if open_batches:
-        transaction.on_commit(lambda: _enqueue_expiry(open_batches))
-    return Step(topic.pk, "done", topic.state, details={"reason": reason})
-
-
-def _enqueue_expiry(batch_ids: list[int]) -> None:
-    from crowd.tasks import expire_batch
-
-    for batch_id in batch_ids:
-        expire_batch.delay(batch_id)
+    return Step(topic.pk, "done", topic.state, expire_batch_ids=sorted(open_batches), details={"reason": reason})

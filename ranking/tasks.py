@@ -1,13 +1,25 @@
-"""Celery entry points of the ranking app (thin: the logic is in ranking/pipeline.py)."""
+"""Celery entry points of the ranking app (thin: the loop is ranking/workflow.py, the
+per-topic step ranking/pipeline.py)."""
+
+from dataclasses import asdict
 
 from celery import shared_task
 from django.db import OperationalError
 
-from ranking.pipeline import topic_advance
+from crowd.tasks import RETRYING
+from ranking.workflow import loop_run, topic_step
+
+
+@shared_task(**RETRYING)
+def run_loop() -> dict:
+    """Celery beat, every SYNC_INTERVAL_SECONDS: one pass of the campaign loop (sync, quality
+    control once per campaign, every waiting topic advanced, publish, expire, finish)."""
+    return asdict(loop_run())
 
 
 @shared_task(bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=8, acks_late=True)
 def advance_topic(self, topic_id: int) -> dict:
-    """One idempotent pipeline step for a topic; safe to run twice, or again after a crash."""
-    step = topic_advance(topic_id=topic_id)
+    """One idempotent step for a topic (quality control for its campaign first); safe to run
+    twice, or again after a crash."""
+    step = topic_step(topic_id=topic_id)
     return {"topic": step.topic_id, "action": step.action, "state": step.state, **step.details}

@@ -110,3 +110,8 @@ class AssignmentFactory(factory.django.DjangoModelFactory):
     worker = factory.SubFactory(WorkerFactory)
     assignment_id = factory.Sequence(lambda n: f"ASG{n:017d}")
     submitted_at = factory.LazyFunction(timezone.now)
+
+
+def ordered_propositions(task) -> list:
+    """The task's propositions in the order its page shows them."""
+    return [item.proposition for item in task.items.select_related("proposition").order_by("position")]

@@ -26,7 +26,7 @@ def campaign_create(*, tasks: int, assignments_needed: int) -> list[TaskPlan]:
         name="Load benchmark",
         slug="load-bench",
         status=Campaign.Status.ACTIVE,
-        mturk_environment=Campaign.Environment.SANDBOX,
+        environment=Campaign.Environment.SANDBOX,
         assignments_per_hit=assignments_needed,
     )
     topic = Topic.objects.create(

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from annotation.hit_content import HitContent
 from annotation.hit_params import MAX_ID_LENGTH, HitParams
 from config.errors import ApplicationError
 from config.postgresql.prepared import PreparedStatement
+from crowd.answers.content import HitContent
 from crowd.models import Assignment, Worker, WorkerQuality
 
 # MTurk ids are upper-case letters and digits; other channels may use a few more symbols.

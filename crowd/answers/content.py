@@ -121,7 +121,7 @@ def _hit_content_read(task_uuid: UUID) -> tuple[float, HitContent] | None:
         kind=task.kind,
         campaign_id=campaign.pk,
         channel=campaign.channel,
-        environment=campaign.mturk_environment,
+        environment=campaign.environment,
         assignment_duration_seconds=campaign.assignment_duration_seconds,
         question=campaign.question_for(topic),
         statements=tuple(Statement(item.proposition_id, item.proposition.text) for item in items),

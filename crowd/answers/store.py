@@ -21,16 +21,17 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from annotation.answers import Answer, answer_parse
-from annotation.hit_access import worker_ids_check
-from annotation.hit_content import HitContent
 from annotation.models import Batch
 from config.errors import Conflict
 from config.postgresql.prepared import PreparedStatement
+from crowd.answers.access import worker_ids_check
+from crowd.answers.content import HitContent
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
 
 logger = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ def _insert_in_transaction(*, worker: Worker, assignment: Assignment, labels: _L
         with transaction.atomic():
             assignment.worker, _ = Worker.objects.get_or_create(channel=worker.channel, external_id=worker.external_id)
             assignment.save(force_insert=True)
-            labels.model.objects.bulk_create(
+            labels.model._default_manager.bulk_create(
                 labels.model(assignment=assignment, worker_id=assignment.worker_id, **columns)
                 for columns in _label_rows(labels)
             )
@@ -212,7 +213,7 @@ def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str
             RETURNING id, worker_id
         ), labels AS (
             INSERT INTO {quote(label_model._meta.db_table)} (assignment_id, worker_id, {names(label_fields)})
-            SELECT assignment.id, assignment.worker_id, {", ".join(f"item.{quote(f.column)}" for f in label_fields)}
+            SELECT assignment.id, assignment.worker_id, {", ".join(f"item.{quote(cast(str, f.column))}" for f in label_fields)}
             FROM assignment, unnest({casts(label_fields, "[]")}) WITH ORDINALITY AS item({names(label_fields)}, n)
             ORDER BY item.n
         )

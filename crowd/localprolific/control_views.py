@@ -24,6 +24,11 @@ For tests and rehearsals only; JSON in and out, no token, no CSRF. Refusals are
            -> {"bulk_bonuses": [{"id", "study_id", "amount", "fees", "pay_requests", "entries"}],
                "payments": [{"bulk_id", "study_id", "participant_id", "submission_id", "amount", "paid_at"}]}
               amounts in cents; one payment row per participant per pay call.
+    GET    /localprolific/_control/charges?study=<study id>
+           -> {"studies": [{"study_id", "status", "reward", "fee", "places", "approved", "funded", "charged",
+                            "refunded", "reserved"}]}
+              What each study cost the workspace, in cents (charges.py): funded when published, charged per
+              approved submission, refunded when completed; reserved = funded − charged − refunded.
 """
 
 from django.db import transaction
@@ -34,10 +39,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from crowd.fault_control import fault_switches, faults_control_view, json_object
 
-from . import faults, submissions, wire
+from . import charges, faults, submissions, wire
 from .api import OPERATIONS
 from .errors import ParticipantError
-from .models import BonusPayment, BulkBonus, Submission
+from .models import BonusPayment, BulkBonus, Study, Submission
 
 PARTICIPANT_COOKIE = "localprolific_participant"
 COOKIE_PATH = "/localprolific/"
@@ -121,6 +126,14 @@ def bonuses_control(request):
             ],
         }
     )
+
+
+@require_GET
+def charges_control(request):
+    studies = Study.objects.order_by("pk")
+    if request.GET.get("study"):
+        studies = studies.filter(study_id=request.GET["study"])
+    return JsonResponse({"studies": [charges.study_charges(study) for study in studies]})
 
 
 def start_json(submission: Submission) -> dict:

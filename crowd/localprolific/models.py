@@ -60,6 +60,7 @@ class Study(models.Model):
     published_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "studies"
         indexes = [models.Index(fields=["researcher", "internal_name"], name="localprolific_study_name")]
 
     def __str__(self):
@@ -121,6 +122,9 @@ class BulkBonus(models.Model):
     fees = models.PositiveIntegerField(help_text="Cents.")
     created_at = models.DateTimeField()
     pay_requests = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "bulk bonuses"
 
 
 class BonusPayment(models.Model):

@@ -23,6 +23,7 @@ urlpatterns = [
         "_control/submissions/<str:submission_id>/time-out", control_views.submission_time_out, name="control-time-out"
     ),
     path("_control/bonuses", control_views.bonuses_control, name="control-bonuses"),
+    path("_control/charges", control_views.charges_control, name="control-charges"),
     path("studies/<str:study_id>/start", participant_views.study_start, name="study-start"),
     path("submissions/complete", participant_views.submission_complete, name="complete"),
 ]

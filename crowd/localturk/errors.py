@@ -36,7 +36,7 @@ class MTurkError(ApplicationError):
     """An error in MTurk's wire shape; `code` is the TurkErrorCode."""
 
     error_type = "RequestError"
-    http_status = status.HTTP_400_BAD_REQUEST
+    http_status: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(self, message: str, *, code: str = INVALID_PARAMETER):
         super().__init__(stamped(message), code=code)

@@ -58,6 +58,7 @@ class HITType(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "HIT type"
         constraints = [
             models.UniqueConstraint(fields=["requester", "fingerprint"], name="localturk_hittype_unique_properties")
         ]
@@ -92,6 +93,8 @@ class HIT(models.Model):
     completed = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name = "HIT"
+        verbose_name_plural = "HITs"
         indexes = [models.Index(fields=["status", "expiration"], name="localturk_hit_status_exp")]
 
     def __str__(self):
@@ -167,6 +170,9 @@ class Bonus(models.Model):
     amount = models.DecimalField(max_digits=10, decimal_places=2)
     reason = models.TextField()
     granted_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "bonuses"
 
 
 class RequestToken(models.Model):

@@ -36,7 +36,7 @@ def tick(*, now: datetime | None = None) -> None:
     due = Assignment.objects.filter(status=Status.SUBMITTED, auto_approval_time__lte=now)
     for assignment in due.select_related("hit__hit_type"):
         with transaction.atomic():
-            if assignment_approve(assignment=assignment, at=assignment.auto_approval_time, allow_overdraft=True):
+            if assignment_approve(assignment=assignment, at=assignment.auto_approval_time or now, allow_overdraft=True):
                 touched.add(assignment.hit_id)
     touched.update(HIT.objects.filter(status=HIT.Status.ASSIGNABLE, expiration__lte=now).values_list("pk", flat=True))
     for hit_pk in sorted(touched):

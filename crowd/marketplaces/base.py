@@ -1,9 +1,13 @@
-"""The small interface every crowd marketplace offers the rest of the app.
+"""The small interface every crowd marketplace offers the rest of the app, and the policy
+each channel answers for what is specific to it.
 
-Publishing, sync and review speak only this interface; `crowd/mturk.py` implements it for
-MTurk and for the local MTurk-compatible endpoint (the same wire protocol at another
-address). A further channel (Prolific, participant links) adds an implementation and a line
-in `MARKETPLACES`, without touching annotation/ or ranking/.
+Publishing, sync and review speak only this interface; each channel's package
+(crowd/marketplaces/<channel>/) implements it — `mturk` for MTurk and the local
+MTurk-compatible endpoint (the same wire protocol at another address), `prolific` and
+`links` for the session channels — and adds a `ChannelPolicy` (see `ChannelPolicy`): wording,
+environments, fees and the unit of payment, switches and checks. The registry
+(crowd/marketplaces/registry.py) maps a channel to both; adding a channel touches its
+package and the registry only.
 
 Vocabulary: a *work type* is what MTurk calls a HIT type (reward, title, timing,
 requirements); a *HIT* is one published task; an *assignment* is one worker's submission.
@@ -11,14 +15,18 @@ Every method makes one remote call (or one paginated listing) and raises the err
 none touches the database.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal
-from typing import Protocol
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
 
-from annotation.models import Campaign
+from django.conf import settings
+
 from config.errors import ApplicationError
+
+if TYPE_CHECKING:
+    from annotation.models import Batch, Campaign
 
 # ---- Errors ------------------------------------------------------------------------------
 
@@ -86,7 +94,7 @@ class RemoteHIT:
     status: str  # Assignable | Unassignable | Reviewable | Reviewing | Disposed
     max_assignments: int
     reward: Decimal
-    expiration: datetime
+    expiration: datetime | None
     pending: int = 0
     available: int = 0
     completed: int = 0
@@ -150,7 +158,7 @@ class Marketplace(Protocol):
     def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
         """Pay a bonus once per `token`; a repeated token raises DuplicateRequest."""
 
-    def batch_open(self, *, batch) -> None:
+    def batch_open(self, *, batch: "Batch") -> None:
         """After every task of `batch` has its HIT: whatever the marketplace needs for the
         batch as a whole (a Prolific study). Idempotent; nothing to do on MTurk."""
 
@@ -162,43 +170,127 @@ class Marketplace(Protocol):
     def balance(self) -> Decimal: ...
 
 
-# ---- Registry ----------------------------------------------------------------------------
+# ---- Money in a channel's own unit -------------------------------------------------------------
+
+CENT = Decimal("0.01")
 
 
-def _mturk(environment: str) -> Marketplace:
-    from crowd.mturk import MTurkMarketplace
-
-    return MTurkMarketplace(environment=environment)
-
-
-def _prolific(environment: str) -> Marketplace:
-    from crowd.channels import SessionMarketplace
-
-    return SessionMarketplace(channel=Campaign.Channel.PROLIFIC, environment=environment)
+def fee(amount: Decimal, rate: Decimal, *, minimum: Decimal = Decimal("0.00")) -> Decimal:
+    """`rate` of `amount`, rounded half-up to the cent, at least `minimum`."""
+    return max(minimum, (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP))
 
 
-def _links(environment: str) -> Marketplace:
-    from crowd.channels import SessionMarketplace
+class PaymentUnit(StrEnum):
+    """What a channel charges for: one worker's assignment of one HIT (MTurk), one
+    participant's submission of a whole session (Prolific), or nothing (participant links)."""
 
-    return SessionMarketplace(channel=Campaign.Channel.LINKS, environment=environment)
-
-
-MARKETPLACES: dict[str, Callable[[str], Marketplace]] = {
-    Campaign.Channel.MTURK: _mturk,
-    Campaign.Channel.PROLIFIC: _prolific,
-    Campaign.Channel.LINKS: _links,
-}
+    ASSIGNMENT = "assignment"
+    SUBMISSION = "submission"
+    NONE = "none"
 
 
-def marketplace_for(*, channel: str, environment: str) -> Marketplace:
-    factory = MARKETPLACES.get(channel)
-    if factory is None:
-        raise ApplicationError(
-            f"The {Campaign.Channel(channel).label} channel cannot publish HITs yet.", code="channel_unsupported"
-        )
-    return factory(environment)
+@dataclass(frozen=True)
+class Opening:
+    """What opening a batch on a submission channel pays for: `places` submissions at
+    `reward` each (a Prolific study's places at the session reward)."""
+
+    places: int
+    reward: Decimal
 
 
-def get_marketplace(campaign: Campaign, *, environment: str | None = None) -> Marketplace:
-    """The campaign's marketplace, in `environment` (a HIT's own) or else the campaign's."""
-    return marketplace_for(channel=campaign.channel, environment=environment or campaign.mturk_environment)
+class ChannelPolicy:
+    """Everything generic code asks a channel instead of testing `channel == ...`.
+
+    A channel's package subclasses it (crowd/marketplaces/<channel>/policy.py); the registry
+    hands out one instance per channel. Defaults describe a channel that pays nobody, has no
+    remote environment and hands out single tasks.
+    """
+
+    channel: str = ""
+    label: str = ""  # the channel's name on every page: "Amazon Mechanical Turk"
+    short_name: str = ""  # in sentences: "MTurk"
+    unit: PaymentUnit = PaymentUnit.NONE
+    sessions: bool = False  # tasks are handed out in sessions of Campaign.tasks_per_session
+    # (value, label) of the environments a campaign of this channel may use; the first is the default.
+    environments: tuple[tuple[str, str], ...] = (("local", "This server"),)
+    fees_wording: str = "no fees: nobody is paid through this channel"
+    # The deployment setting that must say "production" before real money moves (None: no money).
+    deployment_setting: str | None = None
+    # Origins of the worker sites that show our HIT pages in an iframe (CSP frame-ancestors).
+    frame_origins: tuple[str, ...] = ()
+    # Origins the HIT page's answer form may end up at after posting to the channel (CSP
+    # form-action applies to the redirects after a post too).
+    form_targets: tuple[str, ...] = ()
+    pays_bonuses: bool = False
+    # One sentence on how the channel recruits and pays, for the page where a channel is chosen.
+    summary: str = ""
+    # Sections of the campaign's channel page that only this channel has ("studies", "links").
+    page_sections: tuple[str, ...] = ()
+
+    # -- wording and environments
+
+    def environment_label(self, environment: str) -> str:
+        return dict(self.environments).get(environment, environment)
+
+    def environment_choose(self, requested: str | None) -> str:
+        """The environment a campaign switching to this channel gets for `requested`."""
+        values = [value for value, _ in self.environments]
+        return requested if requested in values else values[0]
+
+    def environment_check(self, environment: str, *, campaign_slug: str) -> None:
+        """Refuse an environment the channel does not have (before anything is written)."""
+        values = [value for value, _ in self.environments]
+        if environment not in values:
+            raise ApplicationError(
+                f"{self.label} has no {environment} environment: set the environment of campaign {campaign_slug} "
+                f"to one of {', '.join(values)}.",
+                code="environment_unavailable",
+            )
+
+    def sessions_wording(self, tasks_per_session: int) -> str:
+        return f"Sessions have {tasks_per_session} tasks." if self.sessions else ""
+
+    # -- money
+
+    def assignment_cost(self, *, reward: Decimal, max_assignments: int) -> Decimal:
+        """Reward plus fee for one approved assignment (channels paid per assignment)."""
+        return Decimal("0.00")
+
+    def submission_cost(self, *, reward: Decimal) -> Decimal:
+        """Reward plus fee for one approved submission (channels paid per submission)."""
+        return Decimal("0.00")
+
+    def bonus_cost(self, amount: Decimal) -> Decimal:
+        return Decimal("0.00")
+
+    def opening(self, *, batch: "Batch") -> Opening | None:
+        """Submissions opening `batch` pays for (submission channels); None otherwise."""
+        return None
+
+    # -- switches and checks
+
+    def production_setting(self) -> str | None:
+        """The deployment's own environment setting for this channel (None: no money moves)."""
+        return getattr(settings, self.deployment_setting) if self.deployment_setting else None
+
+    def https_required(self, environment: str) -> bool:
+        """Whether workers reach our pages from a remote site that accepts only HTTPS."""
+        return False
+
+    def publish_check(self, *, campaign: "Campaign", kind: str) -> None:
+        """Channel rules a batch of `kind` must meet before anything is committed."""
+
+    def requirements(self, *, campaign: "Campaign") -> tuple[Requirement, ...]:
+        """Worker qualifications every HIT of the campaign carries."""
+        return ()
+
+    def approval_margin(self) -> timedelta:
+        """Approve this long before the channel would approve by itself."""
+        return timedelta(0)
+
+    # -- the HIT page
+
+    def submit_host(self, environment: str) -> str | None:
+        """Where the channel's worker site takes an answer when the page was opened without
+        turkSubmitTo; None: nobody waits for the answer but us."""
+        return None

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from annotation.batching import comparison_tasks_build, likert_plan, likert_tasks_build
 from annotation.models import Batch, Proposition, Task, TaskItem
 from config.errors import ApplicationError, Conflict
-from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
+from tests.factories import CampaignFactory, PropositionFactory, TopicFactory, ordered_propositions
 
 # Trap ids far above the real ones (1..n) so the two never collide.
 OBVIOUS = [10**6 + 1, 10**6 + 2]
@@ -90,7 +90,7 @@ def _topic_with(n, **campaign):
 
 
 def _groups(batch):
-    return [task.ordered_propositions() for task in batch.tasks.order_by("position")]
+    return [ordered_propositions(task) for task in batch.tasks.order_by("position")]
 
 
 @pytest.mark.django_db

@@ -11,11 +11,11 @@ from django.db import DatabaseError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.hit_access import hit_access_check
-from annotation.hit_content import CACHE_SECONDS, ProcessCache, hit_content_get
 from annotation.hit_params import PREVIEW_ASSIGNMENT_ID, HitParams
 from annotation.models import Batch
 from annotation.tokens import submit_token_make
+from crowd.answers.access import hit_access_check
+from crowd.answers.content import CACHE_SECONDS, ProcessCache, hit_content_get
 from crowd.models import Assignment, LikertLabel, Worker, WorkerQuality
 from tests.factories import (
     AssignmentFactory,
@@ -27,6 +27,7 @@ from tests.factories import (
     TopicFactory,
     WorkerFactory,
     WorkerQualityFactory,
+    ordered_propositions,
 )
 
 MTURK = "https://workersandbox.mturk.com"
@@ -75,7 +76,7 @@ def _form_fields(response) -> dict[str, str]:
 
 
 def _ids(task):
-    return [p.pk for p in task.ordered_propositions()]
+    return [p.pk for p in ordered_propositions(task)]
 
 
 def _submit(client, task, answer, *, page=None, headers=None, **overrides):
@@ -111,7 +112,7 @@ def test_likert_page_shows_question_statements_and_five_options(client, likert_t
         "Not at all important",
     ):
         assert html.count(f"<span>{label}</span>") == 5
-    for proposition in likert_task.ordered_propositions():
+    for proposition in ordered_propositions(likert_task):
         assert html.count(f'name="rating-{proposition.pk}"') == 5
         assert unescape(proposition.text) in unescape(html)
     assert '<details class="instructions">' in html
@@ -231,7 +232,7 @@ def _page_text(client, task, **params) -> str:
 
 def test_an_edit_reaches_every_page_within_cache_seconds(client, likert_task, monkeypatch):
     HITFactory(task=likert_task)
-    proposition = likert_task.ordered_propositions()[0]
+    proposition = ordered_propositions(likert_task)[0]
     now = time.time()
     monkeypatch.setattr(time, "time", lambda: now)
     assert proposition.text in _page_text(client, likert_task)
@@ -373,8 +374,8 @@ def test_submit_without_turk_submit_to_thanks_the_worker(client, likert_task):
 
 def test_missing_turk_submit_to_falls_back_to_the_campaigns_mturk_site(client, likert_task):
     campaign = likert_task.batch.topic.campaign
-    campaign.mturk_environment = "production"
-    campaign.save(update_fields=["mturk_environment"])
+    campaign.environment = "production"
+    campaign.save(update_fields=["environment"])
     page = _page(client, likert_task, submit_to=None)
     response = _submit(client, likert_task, _ratings(likert_task), page=page)
     assert 'action="https://www.mturk.com/mturk/externalSubmit"' in response.content.decode()

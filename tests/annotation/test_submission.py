@@ -10,12 +10,19 @@ from django.db import IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
 from annotation.answers import InvalidAnswer, answer_parse
-from annotation.hit_content import ProcessCache, hit_content_get
 from annotation.models import Batch
-from annotation.submission import answer_submit, time_on_task
 from config.errors import ApplicationError, Conflict
+from crowd.answers.content import ProcessCache, hit_content_get
+from crowd.answers.store import answer_submit, time_on_task
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
-from tests.factories import BatchFactory, HITFactory, PropositionFactory, TaskFactory, TopicFactory
+from tests.factories import (
+    BatchFactory,
+    HITFactory,
+    PropositionFactory,
+    TaskFactory,
+    TopicFactory,
+    ordered_propositions,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +40,7 @@ def _task(kind=Batch.Kind.LIKERT, n=5):
 
 
 def _ids(task):
-    return [p.pk for p in task.ordered_propositions()]
+    return [p.pk for p in ordered_propositions(task)]
 
 
 def _ratings(task, scores=(5, 4, 3, 2, 1)):
@@ -218,7 +225,7 @@ def test_the_same_answer_twice_is_one_assignment(kind):
 def test_a_different_answer_for_a_stored_assignment_is_a_logged_conflict(caplog):
     task = _task()
     _submit(task, _ratings(task))
-    with caplog.at_level(logging.WARNING, logger="annotation.submission"), pytest.raises(Conflict) as raised:
+    with caplog.at_level(logging.WARNING, logger="crowd.answers.store"), pytest.raises(Conflict) as raised:
         _submit(task, _ratings(task, (1, 1, 1, 1, 1)))
     assert raised.value.code == "answer_conflict" and raised.value.http_status == 409
     assert "answer conflict: assignment ASG1" in caplog.text

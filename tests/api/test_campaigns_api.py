@@ -1,4 +1,5 @@
-"""Campaigns through the REST API: authentication, isolation, create, read, draft-only edits."""
+"""Campaigns through the REST API: authentication, isolation, create, read, and edits (the settings
+fixed once a campaign has published are refused with 409)."""
 
 from decimal import Decimal
 
@@ -7,6 +8,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Campaign
+from tests.annotation.test_campaigns import published
 from tests.api.conftest import client_for
 from tests.factories import CampaignFactory, TopicFactory
 
@@ -65,7 +67,7 @@ def test_list_rows_carry_settings_owner_and_topic_count(api, campaign):
     assert row["topics"] == 2
     assert row["status"] == "draft"
     assert Decimal(row["likert_reward"]) == Decimal("0.06")
-    assert row["mturk_environment"] == "local"
+    assert row["environment"] == row["mturk_environment"] == "local"  # the old name: a deprecated alias
 
 
 def test_list_queries_do_not_grow_with_campaigns(api, researcher, django_assert_max_num_queries):
@@ -119,13 +121,14 @@ def test_create_ignores_fields_that_are_not_settings(api):
             "name": "S",
             "status": "active",
             "production_enabled": True,
+            "environment": "production",
             "mturk_environment": "production",
         },
         format="json",
     )
     assert response.status_code == 201
     campaign = Campaign.objects.get(slug="sneaky")
-    assert (campaign.status, campaign.production_enabled, campaign.mturk_environment) == ("draft", False, "local")
+    assert (campaign.status, campaign.production_enabled, campaign.environment) == ("draft", False, "local")
 
 
 @pytest.mark.parametrize(
@@ -171,13 +174,36 @@ def test_patch_cannot_change_status_or_the_production_switch(api, campaign):
     assert (campaign.status, campaign.production_enabled) == ("draft", False)
 
 
-def test_patch_of_a_published_campaign_is_409_and_changes_nothing(api, campaign):
-    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.ACTIVE)
-    response = api.patch(detail("loans"), {"budget_cap": "1000.00"}, format="json")
+def test_patch_of_a_fixed_setting_of_a_published_campaign_is_409_and_changes_nothing(api, campaign):
+    published(campaign)
+    response = api.patch(
+        detail("loans"),
+        {"name": "Loans v2", "likert_reward": "0.08", "assignments_per_hit": 3, "budget_cap": "1000.00"},
+        format="json",
+    )
     assert response.status_code == 409
-    assert response.json()["code"] == "campaign_not_draft"
+    assert response.json() == {
+        "code": "settings_fixed",
+        "message": "Campaign 'loans' has published work: assignments_per_hit, likert_reward can no longer be "
+        "changed. They decide what its HITs ask, pay and accept, and how their answers are judged; create a new "
+        "campaign to change them.",
+        "details": {"fields": ["assignments_per_hit", "likert_reward"]},
+    }
     campaign.refresh_from_db()
-    assert campaign.budget_cap == Decimal("100.00")
+    assert (campaign.name, campaign.likert_reward, campaign.assignments_per_hit, campaign.budget_cap) == (
+        "Student loans",
+        Decimal("0.06"),
+        5,
+        Decimal("100.00"),
+    )
+
+
+def test_patch_of_a_published_campaign_still_changes_name_and_budget_cap(api, campaign):
+    published(campaign)
+    response = api.patch(detail("loans"), {"name": "Loans v2", "budget_cap": "1000.00"}, format="json")
+    assert response.status_code == 200, response.content
+    campaign.refresh_from_db()
+    assert (campaign.name, campaign.budget_cap) == ("Loans v2", Decimal("1000.00"))
 
 
 def test_patch_validates_values(api, campaign):

@@ -65,16 +65,22 @@ def test_another_researchers_links_are_not_found(api, other_researcher, campaign
 
 
 def test_the_channel_is_fixed_once_something_is_published(api, campaign):
-    from tests.factories import BatchFactory, HITFactory, TaskFactory, TopicFactory
+    from tests.annotation.test_campaigns import published
 
-    HITFactory(task=TaskFactory(batch=BatchFactory(topic=TopicFactory(campaign=campaign))))
+    published(campaign)
 
-    refused = api.put("/api/campaigns/loans/channel/", {"channel": "prolific"}, format="json")
+    refused = api.put("/api/campaigns/loans/channel/", {"channel": "prolific", "tasks_per_session": 5}, format="json")
     bad = api.put("/api/campaigns/loans/channel/", {"channel": "carrier-pigeon"}, format="json")
+    same = api.put("/api/campaigns/loans/channel/", {"channel": "mturk"}, format="json")
 
-    assert refused.status_code == 409 and refused.json()["code"] == "channel_fixed"
+    assert refused.status_code == 409 and refused.json()["code"] == "settings_fixed"
+    assert refused.json()["message"].startswith(
+        "Campaign 'loans' has published work: channel, tasks_per_session can no longer be changed."
+    )
     assert bad.status_code == 400 and "channel" in bad.json()
-    assert api.get("/api/campaigns/loans/channel/").json()["channel"] == "mturk"
+    assert same.status_code == 200  # sending the stored channel back changes nothing
+    campaign.refresh_from_db()
+    assert (campaign.channel, campaign.tasks_per_session) == ("mturk", 10)
 
 
 def test_prolific_filters_are_set_and_checked_through_the_api(api, campaign):

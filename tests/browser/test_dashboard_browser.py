@@ -142,7 +142,7 @@ def test_a_researcher_runs_a_campaign_from_the_dashboard(
     assert page.locator("[data-money='cost']").text_content() == "$1.75"  # 5 HITs × 5 × ($0.06 + $0.01)
     shoot(page, "dashboard-publish-preview")
     page.get_by_role("button", name="Publish 5 HITs for $1.75").click()
-    page.get_by_text("Published 5 Likert HITs of topic home-composting to the Local endpoint").wait_for()
+    page.get_by_text("Published 5 Likert HITs of topic home-composting to the Local MTurk endpoint").wait_for()
     assert meter(page, "tasks") == (5, 5) and meter(page, "submitted") == (0, 25)
     assert page.locator("[data-money='balance']").text_content() == "$10,000.00"
 

@@ -11,7 +11,14 @@ from annotation.hit_params import PREVIEW_ASSIGNMENT_ID
 from annotation.models import Batch
 from crowd.models import Assignment, Comparison, LikertLabel
 from tests.browser.conftest import PHONE
-from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory, WorkerFactory
+from tests.factories import (
+    BatchFactory,
+    PropositionFactory,
+    TaskFactory,
+    TopicFactory,
+    WorkerFactory,
+    ordered_propositions,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -76,7 +83,7 @@ def test_likert_hit_submits_labels_and_waits_for_every_rating(live_server, page)
     assignment = Assignment.objects.get()
     assert assignment.assignment_id == "ASG1" and assignment.worker.external_id == "WORKER1"
     assert assignment.time_on_task_ms is not None and assignment.time_on_task_ms > 0
-    ids = [p.pk for p in task.ordered_propositions()]
+    ids = [p.pk for p in ordered_propositions(task)]
     assert dict(LikertLabel.objects.values_list("proposition_id", "score")) == dict(zip(ids, [5, 4, 3, 2, 1]))
 
 
@@ -323,7 +330,7 @@ def test_hit_loads_and_submits_inside_a_cross_origin_iframe(live_server, page, s
     assert posted["path"] == "/mturk/externalSubmit"
     assert posted["assignmentId"] == ["ASG1"] and posted["task"] == [str(task.uuid)]
     ratings = {name: value for name, value in posted.items() if name.startswith("rating-")}
-    assert ratings == {f"rating-{p.pk}": ["4"] for p in task.ordered_propositions()}
+    assert ratings == {f"rating-{p.pk}": ["4"] for p in ordered_propositions(task)}
 
 
 def test_hit_refuses_to_be_framed_by_an_unknown_site(live_server, page, settings):

@@ -1,5 +1,5 @@
 """Fixtures for the app side of the marketplace: the local endpoint on the live server,
-reached through crowd.mturk (real boto3 over loopback HTTP), and workers that act as people
+reached through crowd.marketplaces.mturk.client (real boto3 over loopback HTTP), and workers that act as people
 do — through the local worker site, our HIT pages and the local externalSubmit."""
 
 from urllib.parse import urlencode, urljoin
@@ -7,8 +7,8 @@ from urllib.parse import urlencode, urljoin
 import pytest
 import requests
 
-from crowd import mturk
 from crowd.localturk import faults
+from crowd.marketplaces.mturk import client as mturk
 from crowd.simulate import EXTERNAL_SUBMIT_FORM_ID, HIT_FORM_ID, forms_parse
 
 

@@ -1,13 +1,21 @@
-"""The ledger records each money event once: the writers check, the database stands behind it."""
+"""The ledger records each money event once (the writers check, the database stands behind
+it), in each channel's own unit, and what it books reconciles with what the channel charged."""
 
+from datetime import timedelta
 from decimal import Decimal as D
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from crowd import ledger
-from crowd.models import LedgerEntry
-from tests.factories import CampaignFactory
+from crowd import ledger, links, review, sessions
+from crowd.expiry import batch_expire
+from crowd.models import HIT, Assignment, LedgerEntry
+from crowd.publishing import batch_publish
+from crowd.sync import assignments_sync, channels_sync
+from tests.factories import AssignmentFactory, CampaignFactory
+
+from .factories import likert_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -31,3 +39,63 @@ def test_the_database_refuses_a_second_entry_for_the_same_event():
     with pytest.raises(IntegrityError), transaction.atomic():
         LedgerEntry.objects.create(campaign=campaign, kind=ledger.Kind.BONUS, reference="bonus:T", amount=D("1.20"))
     assert ledger.campaign_money(campaign=campaign).spent == D("1.20")
+
+
+# ---- Each channel in its own unit, against what its local endpoint charged --------------------
+
+
+def ledger_totals(campaign) -> dict[str, D]:
+    """The campaign's raw entries per kind (committed, released, spent, bonus)."""
+    totals = {kind: D("0.00") for kind in ledger.Kind.values}
+    for kind, amount in LedgerEntry.objects.filter(campaign=campaign).values_list("kind", "amount"):
+        totals[kind] += amount
+    return totals
+
+
+@pytest.mark.mturk
+def test_mturk_is_booked_per_assignment_as_the_local_endpoint_charges(local_turk):
+    """One HIT of three assignments at $0.06 ($0.07 with MTurk's fee): one approved, one
+    rejected, one never taken. Committed − released − spent is zero once the HIT is complete,
+    and spent is what the endpoint took from the requester's balance."""
+    batch = likert_batch(propositions=5, assignments_per_hit=3)
+    balance = D(local_turk.client.get_account_balance()["AvailableBalance"])
+    batch_publish(batch_id=batch.pk)
+    hit = HIT.objects.get(task__batch=batch)
+    campaign = batch.topic.campaign
+    assert ledger_totals(campaign)["committed"] == D("0.21")
+    for worker in (local_turk.worker("AWORKERONE0001"), local_turk.worker("AWORKERTWO0002")):
+        worker.complete(hit.hit_id)
+        worker.http.close()  # no kept-alive connection outlives the test database
+    assignments_sync()
+    rejected = Assignment.objects.get(worker__external_id="AWORKERTWO0002")
+    review.assignment_reject(assignment_id=rejected.pk, reason="Every statement rated the same.")
+    approved = Assignment.objects.get(worker__external_id="AWORKERONE0001")
+    review.assignment_approve(assignment_id=approved.pk)
+    batch_expire(batch_id=batch.pk)
+
+    assignments_sync(now=timezone.now() + timedelta(hours=1))  # past the last deadline: complete
+
+    charged = balance - D(local_turk.client.get_account_balance()["AvailableBalance"])
+    totals = ledger_totals(campaign)
+    assert charged == totals["spent"] == D("0.07")
+    assert totals["released"] == D("0.14")  # the rejected assignment and the slot never taken
+    assert totals["committed"] - totals["released"] - totals["spent"] == 0
+    assert HIT.objects.get(pk=hit.pk).complete
+
+
+def test_participant_links_book_nothing(db):
+    batch = likert_batch(propositions=10, channel="links", tasks_per_session=2, assignments_per_hit=1)
+    batch_publish(batch_id=batch.pk)
+    link = links.link_create(campaign=batch.topic.campaign, kind="open")
+    session = sessions.link_session_open(
+        link=link, worker=sessions.session_worker(channel="links", external_id=f"link{link.pk}-ann")
+    )
+    hold = sessions.hold_next(session)
+    AssignmentFactory(task=hold.task, hit=hold.task.hit, worker=session.worker, assignment_id=hold.assignment_id)
+    sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+    channels_sync()
+
+    review.assignment_approve(assignment_id=Assignment.objects.get().pk)
+
+    assert Assignment.objects.get().status == Assignment.Status.APPROVED
+    assert not LedgerEntry.objects.exists()

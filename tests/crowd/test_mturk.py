@@ -1,4 +1,4 @@
-"""crowd.mturk: clients per environment, wire formats, errors, and HIT recovery by token."""
+"""crowd.marketplaces.mturk.client: clients per environment, wire formats, errors, and HIT recovery by token."""
 
 import uuid
 from decimal import Decimal as D
@@ -10,8 +10,7 @@ from botocore.exceptions import ClientError
 from django.core.management import call_command
 
 from config.errors import ApplicationError
-from crowd import mturk
-from crowd.marketplace import (
+from crowd.marketplaces.base import (
     DuplicateRequest,
     InvalidState,
     MarketplaceError,
@@ -20,6 +19,7 @@ from crowd.marketplace import (
     Publication,
     WorkType,
 )
+from crowd.marketplaces.mturk import client as mturk
 
 WORK_TYPE = WorkType(
     title="Rate statements",

@@ -10,10 +10,11 @@ from django.core.management import CommandError, call_command
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd import ledger, publishing
+from crowd.ledger import BudgetExceeded
 from crowd.localturk import faults
-from crowd.marketplace import MarketplaceUnavailable
+from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.models import HIT, HITType, LedgerEntry
-from crowd.publishing import BudgetExceeded, batch_publish
+from crowd.publishing import batch_publish
 from crowd.tasks import expire_batch, publish_batch, sync_open_hits
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
@@ -129,7 +130,7 @@ def test_a_topic_without_description_blocks_publishing():
 def test_production_needs_all_three_switches(settings, deployment, switch, live, missing):
     settings.MTURK_ENVIRONMENT = deployment
     settings.SITE_URL = "https://salience.example.org"
-    batch = likert_batch(propositions=5, mturk_environment="production", production_enabled=switch)
+    batch = likert_batch(propositions=5, environment="production", production_enabled=switch)
 
     with pytest.raises(ApplicationError) as refused:
         batch_publish(batch_id=batch.pk, live=live)
@@ -143,14 +144,14 @@ def test_production_needs_all_three_switches(settings, deployment, switch, live,
 @pytest.mark.django_db
 def test_production_guard_passes_with_all_three_switches(settings):
     settings.MTURK_ENVIRONMENT = "production"
-    campaign = CampaignFactory(mturk_environment="production", production_enabled=True)
+    campaign = CampaignFactory(environment="production", production_enabled=True)
     publishing.production_guard_check(campaign=campaign, live=True)  # no call to MTurk is made
 
 
 @pytest.mark.django_db
 def test_real_mturk_needs_an_https_site_url(settings):
     settings.SITE_URL = "http://127.0.0.1:8000"
-    batch = likert_batch(propositions=5, mturk_environment="sandbox")
+    batch = likert_batch(propositions=5, environment="sandbox")
 
     with pytest.raises(ApplicationError) as refused:
         batch_publish(batch_id=batch.pk)
@@ -159,16 +160,16 @@ def test_real_mturk_needs_an_https_site_url(settings):
 
 @pytest.mark.django_db
 def test_qualification_requirements_follow_the_campaign_and_none_locally():
-    sandbox = CampaignFactory(mturk_environment="sandbox", min_approval_percent=97)
+    sandbox = CampaignFactory(environment="sandbox", min_approval_percent=97)
     assert [
         (r.type_id, r.comparator, r.integers, r.countries) for r in publishing.requirements_for(campaign=sandbox)
     ] == [
         ("00000000000000000071", "EqualTo", (), ("US",)),
         ("000000000000000000L0", "GreaterThanOrEqualTo", (97,), ()),
     ]
-    open_to_all = CampaignFactory(mturk_environment="sandbox", require_us_locale=False, min_approval_percent=0)
+    open_to_all = CampaignFactory(environment="sandbox", require_us_locale=False, min_approval_percent=0)
     assert publishing.requirements_for(campaign=open_to_all) == ()
-    assert publishing.requirements_for(campaign=CampaignFactory(mturk_environment="local")) == ()
+    assert publishing.requirements_for(campaign=CampaignFactory(environment="local")) == ()
 
 
 @pytest.mark.mturk
@@ -205,7 +206,7 @@ def test_the_tasks_retry_transient_marketplace_errors_with_backoff():
 
 @pytest.mark.mturk
 def test_faults_outlasting_botocore_are_retried_by_the_celery_task(local_turk, monkeypatch):
-    monkeypatch.setattr("crowd.mturk.MAX_ATTEMPTS", 0)  # no retries inside botocore
+    monkeypatch.setattr("crowd.marketplaces.mturk.client.MAX_ATTEMPTS", 0)  # no retries inside botocore
     # Eager Celery re-runs a retried task at once, unless it propagates errors (the dev default).
     monkeypatch.setitem(publish_batch.app.conf, "task_eager_propagates", False)
     batch = likert_batch(propositions=15)
@@ -251,7 +252,7 @@ def test_publish_command_builds_the_likert_batch_and_publishes_it(local_turk):
 @pytest.mark.django_db
 def test_publish_command_reports_a_refusal_as_a_command_error(settings):
     settings.MTURK_ENVIRONMENT = "sandbox"
-    campaign = CampaignFactory(slug="live", mturk_environment="production", production_enabled=True)
+    campaign = CampaignFactory(slug="live", environment="production", production_enabled=True)
     PropositionFactory.create_batch(5, topic=TopicFactory(campaign=campaign))
 
     with pytest.raises(CommandError, match="MTURK_ENVIRONMENT=production"):

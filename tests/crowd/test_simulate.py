@@ -90,7 +90,6 @@ def test_the_hit_form_parses_into_its_hidden_fields_and_rating_groups():
 
 @pytest.mark.mturk
 def test_simulate_crowd_completes_a_likert_round_of_50_propositions(local_turk, monkeypatch):
-    monkeypatch.setattr("crowd.sync.topics_advance_after_sync", lambda topic_ids: None)
     campaign = CampaignFactory(slug="demo")  # the paper's defaults: 5 per HIT, 5 assignments, 5 % traps
     topic = TopicFactory(campaign=campaign, key="loans", state=Topic.State.IMPORTING)
     PropositionFactory.create_batch(50, topic=topic)

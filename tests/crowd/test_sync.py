@@ -1,8 +1,5 @@
 """Assignment sync against the local endpoint: what MTurk holds decides what counts."""
 
-import importlib.machinery
-import sys
-import types
 from datetime import timedelta
 from decimal import Decimal as D
 from io import StringIO
@@ -40,13 +37,6 @@ def _qc_ran(hit: HIT, worker_id: str) -> None:
         worker=Worker.objects.get(external_id=worker_id),
         defaults={"computed_at": timezone.now()},
     )
-
-
-@pytest.fixture(autouse=True)
-def pipeline_off(request, monkeypatch):
-    """These tests look at sync alone; the ranking pipeline would run QC and publish more."""
-    if "advanced_topics" not in request.fixturenames:
-        monkeypatch.setattr("crowd.sync.topics_advance_after_sync", lambda topic_ids: None)
 
 
 # ---- Answer XML --------------------------------------------------------------------------
@@ -88,7 +78,7 @@ def test_an_answer_both_we_and_mturk_hold_is_verified(local_turk):
         Verification.VERIFIED,
         "Submitted",
     )
-    assert stored.counted
+    assert Assignment.objects.counted().filter(pk=stored.pk).exists()
     assert (report.hits, report.verified, report.recovered, report.unverified) == (1, 1, 0, 0)
     assert report.approved == 0  # no quality control yet, auto-approval is days away
 
@@ -111,9 +101,10 @@ def test_a_forged_submission_is_never_counted(local_turk):
     report = assignments_sync()
 
     forged.refresh_from_db()
-    assert forged.verification == Verification.UNVERIFIED and not forged.counted
+    assert forged.verification == Verification.UNVERIFIED
+    assert not Assignment.objects.counted().filter(pk=forged.pk).exists()
     assert report.unverified == 1 and report.verified == 2
-    counted = [a.worker.external_id for a in Assignment.objects.select_related("worker") if a.counted]
+    counted = list(Assignment.objects.counted().values_list("worker__external_id", flat=True))
     assert sorted(counted) == ["AWORKERONE0001", "AWORKERTWO0002"]
 
 
@@ -143,7 +134,8 @@ def test_a_submission_only_mturk_received_is_recovered_from_its_answer_xml(local
 
     recovered = Assignment.objects.get()
     assert (recovered.assignment_id, recovered.worker.external_id) == (assignment_id, "ALOSTPOST00001")
-    assert recovered.verification == Verification.RECOVERED and recovered.counted
+    assert recovered.verification == Verification.RECOVERED
+    assert Assignment.objects.counted().filter(pk=recovered.pk).exists()
     assert recovered.hit == hit
     remote = local_turk.client.get_assignment(AssignmentId=assignment_id)["Assignment"]
     assert recovered.submitted_at == remote["SubmitTime"]
@@ -222,7 +214,7 @@ def test_a_collected_and_reviewed_hit_is_complete_and_deleted(local_turk):
     assert hit.complete and hit.deleted and hit.status == HIT.Status.DISPOSED
     assert local_turk.hits() == []
     money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
-    assert (money.committed, money.spent, money.outstanding) == (D("0.14"), D("0.14"), D("0.00"))
+    assert (money.committed, money.spent, money.committed - money.spent) == (D("0.14"), D("0.14"), D("0.00"))
     assert assignments_sync().hits == 0  # complete HITs are not synced again
 
 
@@ -269,31 +261,25 @@ def test_expiring_a_batch_releases_what_was_committed_for_unpublished_tasks():
 # ---- The pipeline hook and retries -------------------------------------------------------
 
 
-@pytest.fixture
-def advanced_topics(monkeypatch):
-    """A stand-in ranking.tasks module; the topic ids its advance_topic.delay received."""
-    advanced = []
-    fake = types.ModuleType("ranking.tasks")
-    fake.__spec__ = importlib.machinery.ModuleSpec("ranking.tasks", None)
-    fake.advance_topic = types.SimpleNamespace(delay=advanced.append)
-    monkeypatch.setitem(sys.modules, "ranking.tasks", fake)
-    return advanced
-
-
 @pytest.mark.mturk
-def test_synced_topics_are_handed_to_the_ranking_pipeline(local_turk, advanced_topics):
+def test_sync_reports_the_synced_topics_and_campaigns_and_enqueues_nothing(
+    local_turk, django_capture_on_commit_callbacks
+):
     hit = _published()
 
-    assignments_sync()
+    with django_capture_on_commit_callbacks() as callbacks:
+        report = assignments_sync()
 
-    assert advanced_topics == [hit.task.batch.topic_id]
+    assert callbacks == []  # what happens next is ranking.workflow's
+    assert report.topic_ids == {hit.task.batch.topic_id}
+    assert report.campaign_ids == {hit.task.batch.topic.campaign_id}
 
 
 @pytest.mark.mturk
 def test_the_sync_task_outlasts_throttling(local_turk, monkeypatch):
     hit = _published()
     local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
-    monkeypatch.setattr("crowd.mturk.MAX_ATTEMPTS", 0)
+    monkeypatch.setattr("crowd.marketplaces.mturk.client.MAX_ATTEMPTS", 0)
     monkeypatch.setitem(sync_open_hits.app.conf, "task_eager_propagates", False)
     faults.inject(throttle=2, operations=["ListAssignmentsForHIT"])
 

@@ -19,10 +19,12 @@ import pytest
 from botocore.validate import validate_parameters
 from django.utils import timezone
 
-from crowd import mturk, review
+from crowd import review
 from crowd.expiry import batch_expire
 from crowd.localturk.validation import params_validate
-from crowd.marketplace import Publication, WorkType, get_marketplace
+from crowd.marketplaces.base import Publication, WorkType
+from crowd.marketplaces.mturk import client as mturk
+from crowd.marketplaces.registry import get_marketplace
 from crowd.models import HIT, Assignment, WorkerQuality
 from crowd.publishing import batch_publish, requirements_for
 from crowd.sync import assignments_sync
@@ -52,7 +54,6 @@ OPERATIONS_USED = {
 
 @pytest.fixture
 def recorded(local_turk, monkeypatch):
-    monkeypatch.setattr("crowd.sync.topics_advance_after_sync", lambda topic_ids: None)
     # The app's two clients: the patient one, and the quick one for reads a page waits for.
     clients = [local_turk.client, mturk.client_create("local", quick=True)]
     requests, responses = [], []
@@ -79,7 +80,7 @@ def _everything_the_app_does(local_turk):
     hit = HIT.objects.get(task__batch=batch)
     market = get_marketplace(campaign)
     # A HIT type as sandbox and production campaigns ask for it: with requirements.
-    guarded = CampaignFactory(mturk_environment="sandbox")
+    guarded = CampaignFactory(environment="sandbox")
     market.work_type_create(
         WorkType(
             title="t",

@@ -25,7 +25,7 @@ import redis
 from django.db import connection
 
 from config.celery import app
-from crowd import mturk
+from crowd.marketplaces.mturk import client as mturk
 from tests.conftest import CI, celery_connections_reset
 from tests.services import free_port
 

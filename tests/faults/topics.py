@@ -4,12 +4,12 @@ and published for real at the local MTurk endpoint (the live server)."""
 import random
 
 from annotation.batching import likert_tasks_build
-from annotation.hit_content import hit_content_get
 from annotation.models import Batch, Topic
-from annotation.submission import answer_submit
+from crowd.answers.content import hit_content_get
+from crowd.answers.store import answer_submit
 from crowd.models import Assignment
 from crowd.publishing import batch_publish
-from ranking.pipeline import topic_advance
+from ranking.workflow import topic_step
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 WORKERS = [f"AFAULTWORKER{i:04d}" for i in range(8)]
@@ -56,12 +56,12 @@ def batch_answer(batch: Batch, rng: random.Random) -> None:
 
 def topic_ready_for_refit(rng: random.Random) -> Topic:
     """A topic whose first comparison batch is published and fully answered: the next
-    `topic_advance` refits the ratings and creates (and publishes) comparison batch 2."""
+    `topic_step` refits the ratings and creates (and publishes) comparison batch 2."""
     topic = small_topic()
     likert = likert_tasks_build(topic=topic, seed=1)
     batch_publish(batch_id=likert.pk)
     batch_answer(likert, rng)
-    step = topic_advance(topic_id=topic.pk, publish=lambda batch_id, live: batch_publish(batch_id=batch_id, live=live))
+    step = topic_step(topic_id=topic.pk)
     assert step.action == "likert_done", step
     batch_answer(Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON, number=1), rng)
     topic.refresh_from_db()

@@ -151,14 +151,14 @@ def test_every_operation_documents_the_errors_it_answers():
 
 
 def test_the_error_shape_is_the_application_errors(campaign_with_data, researcher_token):
-    """A 409 from PATCH of a published campaign matches the documented Error."""
+    """A 409 from PATCH of a published campaign's fixed setting matches the documented Error."""
     campaign_with_data.status = "active"
     campaign_with_data.save(update_fields=["status"])
     case = schema["/api/campaigns/{slug}/"]["PATCH"].Case(
-        path_parameters={"slug": CAMPAIGN_SLUG}, body={"name": "x"}, media_type="application/json"
+        path_parameters={"slug": CAMPAIGN_SLUG}, body={"likert_reward": "0.99"}, media_type="application/json"
     )
     response = case.call(headers={"Authorization": f"Token {researcher_token}"})
-    assert response.status_code == 409 and response.json()["code"] == "campaign_not_draft"
+    assert response.status_code == 409 and response.json()["code"] == "settings_fixed"
     case.validate_response(response, checks=[status_code_conformance, response_schema_conformance])
     error = schema.raw_schema["components"]["schemas"]["Error"]
     assert error["required"] == ["code", "message"] and set(error["properties"]) == {"code", "message", "details"}

@@ -9,7 +9,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from config.errors import ApplicationError
-from crowd.channels import prolific_filters_check, prolific_filters_set
+from crowd.channels import prolific_filters_set
+from crowd.marketplaces.prolific.filters import campaign_prolific_filters, prolific_filters_check
 from tests.factories import CampaignFactory
 from tests.fuzz.examples import FUZZ, isolated
 
@@ -64,4 +65,4 @@ def test_what_is_accepted_is_stored_and_read_back_unchanged(value):
         campaign = CampaignFactory()
         prolific_filters_set(campaign=campaign, filters=accepted)
         campaign.refresh_from_db()
-        assert campaign.channel_settings["prolific"]["filters"] == json.loads(json.dumps(accepted))
+        assert campaign_prolific_filters(campaign) == json.loads(json.dumps(accepted))

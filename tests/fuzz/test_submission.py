@@ -18,6 +18,7 @@ from annotation.hit_params import PREVIEW_ASSIGNMENT_ID
 from annotation.models import Batch
 from annotation.tokens import GRACE_SECONDS, submit_token_make
 from crowd.models import Assignment
+from tests.factories import ordered_propositions
 from tests.fuzz.examples import FUZZ, FUZZ_SLOW, answer_counts, isolated
 from tests.fuzz.hit_forms import IDENTITIES, answer_fields, elapsed, expected_answer, valid_fields
 
@@ -41,7 +42,7 @@ def tasks(likert_task, comparison_task):
 
 
 def _ids(task) -> list[int]:
-    return [p.pk for p in task.ordered_propositions()]
+    return [p.pk for p in ordered_propositions(task)]
 
 
 def _token(task_uuid, assignment: str, worker: str, *, expired_for=None) -> str:

@@ -44,7 +44,7 @@ def test_a_topic_goes_from_import_to_an_exported_ranking_without_manual_steps(ce
     campaign = campaign_create(
         slug="e2e",
         name="End to end",
-        mturk_environment=Campaign.Environment.LOCAL,
+        environment=Campaign.Environment.LOCAL,
         status=Campaign.Status.ACTIVE,
         assignments_per_hit=3,
         top_k=15,

@@ -7,11 +7,11 @@ import pytest
 from django.db import connection
 
 from annotation.batching import likert_tasks_build
-from annotation.hit_content import hit_content_get
 from annotation.models import Batch, Campaign, Proposition, Topic
-from annotation.submission import answer_submit
+from crowd.answers.content import hit_content_get
+from crowd.answers.store import answer_submit
 from crowd.models import Assignment, Comparison
-from ranking import pipeline
+from ranking import pipeline, workflow
 from ranking.models import PropositionScore, RankingSnapshot
 from ranking.stats import spearman
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
@@ -82,13 +82,13 @@ def test_waits_until_the_likert_round_is_complete_and_verified(django_capture_on
     topic, latent = make_topic()
     batch = start_likert(topic)
     calls, publish = publish_recorder()
-    assert pipeline.topic_advance(topic_id=topic.pk, publish=publish).action == "waiting"
+    assert workflow.topic_step(topic_id=topic.pk, publish=publish).action == "waiting"
     answer_batch(batch, latent, random.Random(1), verify=False)
     # Answers our page stored but the marketplace has not confirmed are not counted yet.
-    assert pipeline.topic_advance(topic_id=topic.pk, publish=publish).action == "waiting"
+    assert workflow.topic_step(topic_id=topic.pk, publish=publish).action == "waiting"
     Assignment.objects.update(verification=Assignment.Verification.VERIFIED)
     with django_capture_on_commit_callbacks(execute=True):
-        step = pipeline.topic_advance(topic_id=topic.pk, publish=publish)
+        step = workflow.topic_step(topic_id=topic.pk, publish=publish)
     assert step.action == "likert_done" and step.state == Topic.State.COMPARISONS
     assert step.details["top_k"] >= 10
     first = Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON)
@@ -108,7 +108,7 @@ def test_a_whole_topic_runs_to_done_within_the_pair_budget(django_capture_on_com
     steps = []
     for _ in range(30):
         with django_capture_on_commit_callbacks(execute=True):
-            step = pipeline.topic_advance(topic_id=topic.pk, publish=publish)
+            step = workflow.topic_step(topic_id=topic.pk, publish=publish)
         steps.append(step.action)
         if step.state == Topic.State.DONE:
             break
@@ -142,13 +142,13 @@ def test_stops_when_the_ranking_has_settled(django_capture_on_commit_callbacks):
     answer_batch(start_likert(topic), latent, rng)
     _calls, publish = publish_recorder()
     with django_capture_on_commit_callbacks(execute=True):
-        pipeline.topic_advance(topic_id=topic.pk, publish=publish)
+        workflow.topic_step(topic_id=topic.pk, publish=publish)
     answer_batch(Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON, number=1), latent, rng)
     with django_capture_on_commit_callbacks(execute=True):
-        pipeline.topic_advance(topic_id=topic.pk, publish=publish)  # first refit: nothing to compare with
+        workflow.topic_step(topic_id=topic.pk, publish=publish)  # first refit: nothing to compare with
     answer_batch(Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON, number=2), latent, rng)
     with django_capture_on_commit_callbacks(execute=True):
-        step = pipeline.topic_advance(topic_id=topic.pk, publish=publish)
+        step = workflow.topic_step(topic_id=topic.pk, publish=publish)
     assert step.action == "done" and "settled" in step.details["reason"]
 
 
@@ -161,16 +161,16 @@ def test_crash_between_batch_chosen_and_published_republishes_the_same_batch(dja
         raise RuntimeError("worker died before publishing")
 
     with pytest.raises(RuntimeError), django_capture_on_commit_callbacks(execute=True):
-        pipeline.topic_advance(topic_id=topic.pk, publish=crash)
+        workflow.topic_step(topic_id=topic.pk, publish=crash)
     chosen = Batch.objects.get(topic=topic, kind=Batch.Kind.COMPARISON)
     assert chosen.status == Batch.Status.CREATED
     calls, publish = publish_recorder()
     with django_capture_on_commit_callbacks(execute=True):
-        step = pipeline.topic_advance(topic_id=topic.pk, publish=publish)
+        step = workflow.topic_step(topic_id=topic.pk, publish=publish)
     assert step.action == "republish" and calls == [(chosen.pk, False)]
     assert Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON).count() == 1
     with django_capture_on_commit_callbacks(execute=True):
-        assert pipeline.topic_advance(topic_id=topic.pk, publish=publish).action == "waiting"
+        assert workflow.topic_step(topic_id=topic.pk, publish=publish).action == "waiting"
     assert len(calls) == 1
 
 
@@ -185,7 +185,7 @@ def test_excluded_workers_are_left_out_of_the_likert_means(django_capture_on_com
     WorkerQuality.objects.create(campaign=topic.campaign, worker=victim, override_status=WorkerQuality.Status.EXCLUDED)
     _calls, publish = publish_recorder()
     with django_capture_on_commit_callbacks(execute=True):
-        pipeline.topic_advance(topic_id=topic.pk, publish=publish)
+        workflow.topic_step(topic_id=topic.pk, publish=publish)
     victim_items = set(victim.likert_labels.values_list("proposition_id", flat=True))
     assert victim_items
     for score in PropositionScore.objects.filter(proposition_id__in=victim_items):
@@ -197,7 +197,7 @@ def test_a_paused_campaign_does_not_advance():
     topic, latent = make_topic()
     answer_batch(start_likert(topic), latent, random.Random(4))
     Campaign.objects.filter(pk=topic.campaign_id).update(status=Campaign.Status.PAUSED)
-    assert pipeline.topic_advance(topic_id=topic.pk, publish=lambda *a: None).action == "paused"
+    assert workflow.topic_step(topic_id=topic.pk, publish=lambda *a: None).action == "paused"
     assert not Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON).exists()
 
 
@@ -214,7 +214,7 @@ def test_two_concurrent_advances_create_one_batch():
     def run():
         try:
             barrier.wait()
-            results.append(pipeline.topic_advance(topic_id=topic.pk, publish=publish).action)
+            results.append(workflow.topic_step(topic_id=topic.pk, publish=publish).action)
         except Exception as error:
             errors.append(error)
         finally:

@@ -10,7 +10,7 @@ from django.contrib.staticfiles import finders
 from django.urls import reverse
 
 from annotation.models import Proposition
-from crowd.models import Comparison, LikertLabel
+from crowd.models import Assignment, Comparison, LikertLabel
 from ranking.models import PropositionScore, RankingSnapshot
 from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory, WorkerFactory
 
@@ -151,9 +151,15 @@ def test_an_unknown_format_is_not_found(owner_client, topic):
 def test_the_raw_labels_download_holds_every_label_and_vote(owner_client, topic):
     first, second = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE)[:2]
     worker = WorkerFactory(external_id="AWORKER1")
-    assignment = AssignmentFactory(task__batch__topic=topic, worker=worker, assignment_id="ASG1")
+    assignment = AssignmentFactory(
+        task__batch__topic=topic, worker=worker, assignment_id="ASG1", verification=Assignment.Verification.VERIFIED
+    )
     LikertLabel.objects.create(assignment=assignment, worker=worker, proposition=first, score=4)
     Comparison.objects.create(assignment=assignment, worker=worker, winner=first, loser=second)
+    # Awaiting its channel: shown as pending on the dashboard, in no export.
+    forged = WorkerFactory(external_id="AFORGED1")
+    pending = AssignmentFactory(task__batch__topic=topic, worker=forged, assignment_id="ASG2")
+    LikertLabel.objects.create(assignment=pending, worker=forged, proposition=first, score=1)
 
     response = owner_client.get(url("labels-download", topic))
 

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd.marketplace import marketplace_for
+from crowd.marketplaces.registry import marketplace_for
 
 
 class Command(BaseCommand):

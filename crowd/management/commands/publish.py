@@ -1,9 +1,13 @@
+from decimal import Decimal
+
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.channels import channel_set
-from crowd.publishing import topic_publish, topic_publish_plans
+from crowd.marketplaces.registry import channel_policy
+from crowd.publishing import topic_publish_plans
+from ranking.workflow import topic_round_publish
 
 
 class Command(BaseCommand):
@@ -39,13 +43,13 @@ class Command(BaseCommand):
             topics = topics.filter(key=topic)
         if not topics:
             raise CommandError(f"Campaign {campaign!r} has no topic{f' {topic!r}' if topic else 's'}.")
-        where = f"{found.get_channel_display()} ({found.get_mturk_environment_display().lower()})"
+        where = f"{found.get_channel_display()} ({channel_policy(found.channel).environment_label(found.environment)})"
         try:
             if dry_run:
                 self._plans_print(topics=topics, kind=kind, where=where)
             else:
                 for one in topics:
-                    for result in topic_publish(topic=one, kind=kind, live=live):
+                    for result in topic_round_publish(topic=one, kind=kind, live=live):
                         self.stdout.write(
                             f"{one}: published {result.published} HITs to {where} (committed ${result.cost}); "
                             f"{result.already} were published before."
@@ -54,7 +58,7 @@ class Command(BaseCommand):
             raise CommandError(error.message) from None
 
     def _plans_print(self, *, topics, kind, where):
-        hits, cost, money = 0, 0, None
+        hits, cost, money = 0, Decimal(0), None
         for one in topics:
             for plan in topic_publish_plans(topic=one, kind=kind):
                 self.stdout.write(f"{plan.batch}: {plan.hits} HITs, ${plan.cost}")

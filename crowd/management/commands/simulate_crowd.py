@@ -3,6 +3,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Proposition
+from crowd.marketplaces.registry import channel_policy
 from crowd.models import HIT
 from crowd.simulate import SimulationError, crowd_simulate
 
@@ -29,9 +30,9 @@ class Command(BaseCommand):
         found = Campaign.objects.filter(slug=campaign).first()
         if found is None:
             raise CommandError(f"No campaign {campaign!r}.")
-        if found.mturk_environment != Campaign.Environment.LOCAL:
+        if found.environment != Campaign.Environment.LOCAL:
             raise CommandError(
-                f"Campaign {campaign!r} publishes to {found.get_mturk_environment_display()}: "
+                f"Campaign {campaign!r} publishes to {channel_policy(found.channel).environment_label(found.environment)}: "
                 "a simulated crowd works only on the local endpoint."
             )
         if workers < 1 or not 0 <= spammers <= 1 or not 0 <= trap_blind <= 1:

@@ -1,13 +1,18 @@
 from django.core.management.base import BaseCommand
 
-from crowd.sync import channels_sync
+from ranking.workflow import loop_run
 
 
 class Command(BaseCommand):
-    help = "Sync assignments of every open HIT now (Celery beat does this every SYNC_INTERVAL_SECONDS)."
+    help = (
+        "One pass of the campaign loop now, as Celery beat runs it every SYNC_INTERVAL_SECONDS: every "
+        "channel synced, quality control once per campaign, every waiting topic advanced, new batches "
+        "published, finished campaigns marked."
+    )
 
     def handle(self, *args, **options):
-        report = channels_sync()
+        loop = loop_run()
+        report = loop.sync
         self.stdout.write(
             f"HITs {report['hits']}: verified {report['verified']}, recovered {report['recovered']}, "
             f"unverified {report['unverified']}, approved {report['approved']}, completed {report['completed']}"
@@ -19,5 +24,9 @@ class Command(BaseCommand):
                 f"{sessions['released']} holds released; Prolific studies {studies['studies']}: "
                 f"{studies['approved']} approved, {studies['rejected']} rejected, {studies['abandoned']} returned"
             )
-        for error in report["errors"]:
+        for step in loop.steps:
+            self.stdout.write(f"topic {step['topic']}: {step['action']} → {step['state']}")
+        for campaign_id in loop.finished:
+            self.stdout.write(f"campaign {campaign_id}: finished")
+        for error in report["errors"] + loop.errors:
             self.stderr.write(f"error: {error}")

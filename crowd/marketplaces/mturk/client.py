@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 from xml.sax.saxutils import escape
 
 import boto3
@@ -28,11 +29,11 @@ from botocore.exceptions import (
 )
 from django.conf import settings
 
-from annotation.models import Campaign
+from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
-from crowd.fees import CENT
-from crowd.marketplace import (
+from crowd.marketplaces.base import (
     ASSIGNMENT_STATUSES,
+    CENT,
     DuplicateRequest,
     InvalidState,
     MarketplaceError,
@@ -47,7 +48,7 @@ from crowd.marketplace import (
 
 Environment = Campaign.Environment
 REGION = "us-east-1"
-ENDPOINTS = {
+ENDPOINTS: dict[str, str] = {
     Environment.SANDBOX: "https://mturk-requester-sandbox.us-east-1.amazonaws.com",
     Environment.PRODUCTION: "https://mturk-requester.us-east-1.amazonaws.com",
 }
@@ -94,13 +95,14 @@ _ENTITY_ID = re.compile(r"\b(?=[A-Z0-9]*[A-Z])[A-Z0-9]{20,64}\b")
 
 def endpoint_url(environment: str) -> str:
     if environment == Environment.LOCAL:
-        return settings.MTURK_LOCAL_ENDPOINT_URL
+        local_url: str = settings.MTURK_LOCAL_ENDPOINT_URL
+        return local_url
     if environment in ENDPOINTS:
         return ENDPOINTS[environment]
     raise ApplicationError(f"Unknown MTurk environment {environment!r}.", code="unknown_environment")
 
 
-def client_create(environment: str, *, quick: bool = False):
+def client_create(environment: str, *, quick: bool = False) -> Any:
     """The boto3 MTurk client of `environment` (cached per endpoint and retry setting);
     `quick` for reads a person waits for (QUICK_ATTEMPTS, QUICK_TIMEOUTS)."""
     if environment == Environment.PRODUCTION and settings.MTURK_ENVIRONMENT != Environment.PRODUCTION:
@@ -114,7 +116,7 @@ def client_create(environment: str, *, quick: bool = False):
 
 
 @functools.cache
-def _client(environment: str, url: str, max_attempts: int, timeouts: tuple[int, int]):
+def _client(environment: str, url: str, max_attempts: int, timeouts: tuple[int, int]) -> Any:
     credentials = {}
     if environment == Environment.LOCAL:
         credentials = {"aws_access_key_id": LOCAL_ACCESS_KEY, "aws_secret_access_key": LOCAL_SECRET_KEY}
@@ -149,8 +151,8 @@ def amount_text(amount: Decimal) -> str:
     return f"{amount.quantize(CENT)}"
 
 
-def requirement_wire(requirement: Requirement) -> dict:
-    wire = {
+def requirement_wire(requirement: Requirement) -> dict[str, Any]:
+    wire: dict[str, Any] = {
         "QualificationTypeId": requirement.type_id,
         "Comparator": requirement.comparator,
         "ActionsGuarded": ACTIONS_GUARDED,
@@ -166,7 +168,7 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC) if value is not None else None
 
 
-def _hit_from(data: dict) -> RemoteHIT:
+def _hit_from(data: dict[str, Any]) -> RemoteHIT:
     return RemoteHIT(
         hit_id=data["HITId"],
         hit_type_id=data.get("HITTypeId", ""),
@@ -181,7 +183,7 @@ def _hit_from(data: dict) -> RemoteHIT:
     )
 
 
-def _assignment_from(data: dict) -> RemoteAssignment:
+def _assignment_from(data: dict[str, Any]) -> RemoteAssignment:
     return RemoteAssignment(
         assignment_id=data["AssignmentId"],
         worker_id=data["WorkerId"],
@@ -220,15 +222,16 @@ def _error(exc: ClientError, operation: str) -> MarketplaceError:
 
 
 class MTurkMarketplace:
-    """crowd.marketplace.Marketplace for MTurk and the local endpoint; one method per operation."""
+    """crowd.marketplaces.base.Marketplace for MTurk and the local endpoint; one method per operation."""
 
     def __init__(self, *, environment: str):
         self.environment = environment
         self.client = client_create(environment)
 
-    def _call(self, operation: str, *, client=None, **params) -> dict:
+    def _call(self, operation: str, *, client: Any = None, **params: Any) -> dict[str, Any]:
         try:
-            return getattr(client or self.client, operation)(**params)
+            response: dict[str, Any] = getattr(client or self.client, operation)(**params)
+            return response
         except ClientError as exc:
             raise _error(exc, operation) from exc
         except (BotoConnectionError, HTTPClientError) as exc:
@@ -239,7 +242,7 @@ class MTurkMarketplace:
                 code="credentials_missing",
             ) from exc
 
-    def _pages(self, operation: str, key: str, **params) -> Iterator[dict]:
+    def _pages(self, operation: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
         pages = self.client.get_paginator(operation).paginate(**params, PaginationConfig={"PageSize": PAGE_SIZE})
         try:
             for page in pages:
@@ -250,7 +253,7 @@ class MTurkMarketplace:
             raise MarketplaceUnavailable(f"MTurk {operation}: {exc}") from exc
 
     def work_type_create(self, work_type: WorkType) -> str:
-        params = {
+        params: dict[str, Any] = {
             "Title": work_type.title,
             "Description": work_type.description,
             "Reward": amount_text(work_type.reward),
@@ -260,7 +263,8 @@ class MTurkMarketplace:
         }
         if work_type.requirements:
             params["QualificationRequirements"] = [requirement_wire(r) for r in work_type.requirements]
-        return self._call("create_hit_type", **params)["HITTypeId"]
+        work_type_id: str = self._call("create_hit_type", **params)["HITTypeId"]
+        return work_type_id
 
     def hit_publish(self, *, work_type_id: str, publication: Publication) -> RemoteHIT:
         params = {
@@ -334,7 +338,7 @@ class MTurkMarketplace:
             UniqueRequestToken=token,
         )
 
-    def batch_open(self, *, batch) -> None:
+    def batch_open(self, *, batch: Batch) -> None:
         """Nothing: on MTurk the batch is just its HITs."""
 
     def hit_expire(self, hit_id: str) -> None:

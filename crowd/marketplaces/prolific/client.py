@@ -1,9 +1,10 @@
-"""Prolific's researcher API over HTTP — the only module that talks to Prolific.
+"""Prolific's researcher API over HTTP — the only module that talks to Prolific (its wire
+shapes are in wire.py).
 
 One client per base URL and token (settings PROLIFIC_API_URL, PROLIFIC_API_TOKEN): in the
 `local` environment our Prolific-compatible endpoint (crowd/localprolific/), in `production`
 https://api.prolific.com/api/v1/. What fails comes out as one of the marketplace errors of
-crowd/marketplace.py: `MarketplaceUnavailable` (429, 5xx, no connection, after this client's
+crowd/marketplaces/base.py: `MarketplaceUnavailable` (429, 5xx, no connection, after this client's
 own retries with exponential backoff and jitter, honouring Retry-After), `NotFoundAtMarketplace`
 (404), `InvalidState` (a transition the object's status does not allow), `MarketplaceError`
 with Prolific's own text otherwise. The token goes in a header and nowhere else: never in a
@@ -66,10 +67,8 @@ Assumed (not found in the documentation; the local endpoint does the same):
 import email.utils
 import logging
 import random
-import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
@@ -80,8 +79,20 @@ import requests
 from django.conf import settings
 
 from config.errors import ApplicationError
-from crowd.fees import CENT, fee
-from crowd.marketplace import InvalidState, MarketplaceError, MarketplaceUnavailable, NotFoundAtMarketplace
+from crowd.marketplaces.base import InvalidState, MarketplaceError, MarketplaceUnavailable, NotFoundAtMarketplace
+from crowd.marketplaces.prolific.wire import (
+    PUBLISHED,
+    STOPPED,
+    RemoteStudy,
+    RemoteSubmission,
+    StudySpec,
+    SubmissionStatus,
+    bonus_csv,
+    rejection_check,
+    study_body,
+    study_from,
+    submission_from,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -90,60 +101,8 @@ PAGE_SIZE = 100
 # Longer than this and the caller's own retry (a Celery task) should take over.
 MAX_RETRY_AFTER_SECONDS = 30.0
 
-PARTICIPANT_PLACEHOLDER = "{{%PROLIFIC_PID%}}"
-STUDY_PLACEHOLDER = "{{%STUDY_ID%}}"
-SESSION_PLACEHOLDER = "{{%SESSION_ID%}}"
-DEVICES = ("desktop", "tablet", "mobile")
-REJECTION_MESSAGE_MIN_LENGTH = 100
-REJECTION_CATEGORIES = (
-    "TOO_QUICKLY",
-    "TOO_SLOWLY",
-    "FAILED_INSTRUCTIONS",
-    "INCOMP_LONGITUDINAL",
-    "FAILED_CHECK",
-    "LOW_EFFORT",
-    "MALINGERING",
-    "NO_CODE",
-    "BAD_CODE",
-    "NO_DATA",
-    "UNSUPP_DEVICE",
-    "OTHER",
-)
-_COMPLETION_CODE = re.compile(r"^[A-Za-z0-9]{1,64}$")
 
-
-class StudyStatus:
-    UNPUBLISHED = "UNPUBLISHED"
-    PUBLISHING = "PUBLISHING"
-    SCHEDULED = "SCHEDULED"
-    ACTIVE = "ACTIVE"
-    PAUSED = "PAUSED"
-    AWAITING_REVIEW = "AWAITING REVIEW"
-    COMPLETED = "COMPLETED"
-
-
-class SubmissionStatus:
-    RESERVED = "RESERVED"
-    ACTIVE = "ACTIVE"
-    TIMED_OUT = "TIMED-OUT"
-    AWAITING_REVIEW = "AWAITING REVIEW"
-    APPROVED = "APPROVED"
-    RETURNED = "RETURNED"
-    REJECTED = "REJECTED"
-    SCREENED_OUT = "SCREENED OUT"
-
-
-PUBLISHED = (StudyStatus.PUBLISHING, StudyStatus.SCHEDULED, StudyStatus.ACTIVE)
-STOPPED = (StudyStatus.AWAITING_REVIEW, StudyStatus.COMPLETED)
-
-
-# ---- Errors of this module -----------------------------------------------------------------
-
-
-class RequestInvalid(ApplicationError):
-    """Refused before sending: Prolific would refuse it too (a short rejection message, ...)."""
-
-    code = "prolific_request_invalid"
+# ---- Errors of the client ------------------------------------------------------------------
 
 
 class Unauthorized(MarketplaceError):
@@ -160,69 +119,6 @@ class BonusOutcomeUnknown(MarketplaceError):
     def __init__(self, message: str, *, bonus_payment_id: str):
         super().__init__(message, marketplace_code="outcome_unknown")
         self.bonus_payment_id = bonus_payment_id
-
-
-# ---- What goes in and what comes back ----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StudySpec:
-    """A draft study. `filters` are Prolific filter objects ({"filter_id": ..., ...})."""
-
-    name: str
-    internal_name: str
-    description: str
-    external_study_url: str
-    total_available_places: int
-    reward_cents: int
-    estimated_completion_minutes: int
-    maximum_allowed_minutes: int
-    completion_code: str
-    filters: tuple = ()
-    device_compatibility: tuple = DEVICES
-
-
-@dataclass(frozen=True)
-class RemoteStudy:
-    id: str
-    internal_name: str
-    status: str  # StudyStatus
-    total_available_places: int
-    places_taken: int
-    reward_cents: int
-    external_study_url: str
-    completion_code: str
-
-
-@dataclass(frozen=True)
-class RemoteSubmission:
-    id: str  # also the participant's SESSION_ID
-    participant_id: str
-    study_id: str
-    status: str  # SubmissionStatus
-    started_at: datetime | None
-    completed_at: datetime | None
-    study_code: str
-
-
-def study_url(base_url: str) -> str:
-    """`base_url` with Prolific's three placeholders appended as PROLIFIC_PID, STUDY_ID, SESSION_ID."""
-    separator = "&" if "?" in base_url else "?"
-    return (
-        f"{base_url}{separator}PROLIFIC_PID={PARTICIPANT_PLACEHOLDER}&STUDY_ID={STUDY_PLACEHOLDER}"
-        f"&SESSION_ID={SESSION_PLACEHOLDER}"
-    )
-
-
-def study_cost(*, reward_cents: int, places: int) -> Decimal:
-    """Every place of a study approved, in the currency unit: rewards plus Prolific's fee,
-    rounded per place as crowd.fees rounds per assignment (VAT excluded)."""
-    reward = Decimal(reward_cents) * CENT
-    return places * (reward + fee(reward, settings.PROLIFIC_SERVICE_FEE_RATE))
-
-
-def bonus_cost(amount: Decimal) -> Decimal:
-    return amount + fee(amount, settings.PROLIFIC_SERVICE_FEE_RATE)
 
 
 def prolific_client(*, environment: str | None = None) -> "ProlificClient":
@@ -348,12 +244,14 @@ class ProlificClient:
     def __enter__(self) -> "ProlificClient":
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     # -- transport
 
-    def _attempt(self, method: str, path: str, *, operation: str, json: Any = None, params: dict | None = None):
+    def _attempt(
+        self, method: str, path: str, *, operation: str, json: Any = None, params: dict[str, Any] | None = None
+    ) -> Any:
         """One exchange: the decoded JSON answer (None for an empty one), or raise."""
         try:
             response = self._session.request(
@@ -446,9 +344,9 @@ class ProlificClient:
         *,
         operation: str,
         json: Any = None,
-        params: dict | None = None,
+        params: dict[str, Any] | None = None,
         retry: Retry = Retry.SAFE,
-    ):
+    ) -> Any:
         for attempt in range(1, self.attempts + 1):
             try:
                 return self._attempt(method, path, operation=operation, json=json, params=params)
@@ -458,7 +356,7 @@ class ProlificClient:
                 self._pause(attempt, failure, operation)
         raise AssertionError("unreachable")
 
-    def _pages(self, path: str, *, operation: str, params: dict | None = None) -> Iterator[dict]:
+    def _pages(self, path: str, *, operation: str, params: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         """Every item of a paginated list, each once."""
         seen: set[str] = set()
         page = 1
@@ -488,13 +386,13 @@ class ProlificClient:
     def study_create(self, spec: StudySpec) -> RemoteStudy:
         """A draft study for `spec`; if a study named `spec.internal_name` exists, that one, as it
         is (a changed spec does not update it)."""
-        body = _study_body(spec)
+        body = study_body(spec)
         existing = self._study_named(spec.internal_name)
         if existing is not None:
             return existing
         for attempt in range(1, self.attempts + 1):
             try:
-                return _study_from(self._attempt("POST", "studies/", operation="create study", json=body))
+                return study_from(self._attempt("POST", "studies/", operation="create study", json=body))
             except _Transient as failure:
                 if attempt == self.attempts:
                     raise failure.error() from failure
@@ -518,11 +416,11 @@ class ProlificClient:
         return self.study_get(oldest["id"])
 
     def study_get(self, study_id: str) -> RemoteStudy:
-        return _study_from(self._send("GET", f"studies/{quote(study_id)}/", operation="get study"))
+        return study_from(self._send("GET", f"studies/{quote(study_id)}/", operation="get study"))
 
     def studies_list(self) -> list[RemoteStudy]:
         """Every study of the workspace (all pages); list entries may lack some fields."""
-        return [_study_from(item) for item in self._pages("studies/", operation="list studies")]
+        return [study_from(item) for item in self._pages("studies/", operation="list studies")]
 
     def study_publish(self, study_id: str) -> RemoteStudy:
         """Publish a draft; a study already published (or being published) is returned as it is."""
@@ -548,7 +446,7 @@ class ProlificClient:
                 f"Prolific cannot {action.lower()} study {study_id} in status {study.status}: {refused.message}",
                 marketplace_code=refused.marketplace_code,
             ) from refused
-        return _study_from(data) if data and "id" in data else self.study_get(study_id)
+        return study_from(data) if data and "id" in data else self.study_get(study_id)
 
     def study_places_increase(self, study_id: str, total: int) -> RemoteStudy:
         """Raise `total_available_places` to `total` (Prolific never lowers it once published)."""
@@ -575,13 +473,13 @@ class ProlificClient:
                 f"Prolific did not raise the places of study {study_id} ({study.status}) to {total}: {refused.message}",
                 marketplace_code=refused.marketplace_code,
             ) from refused
-        return _study_from(data)
+        return study_from(data)
 
     # -- submissions
 
     def submissions_list(self, study_id: str) -> list[RemoteSubmission]:
         items = self._pages("submissions/", operation="list submissions", params={"study": study_id})
-        return [_submission_from(item, study_id=study_id) for item in items]
+        return [submission_from(item, study_id=study_id) for item in items]
 
     def submission_approve(self, submission_id: str) -> RemoteSubmission:
         return self._submission_transition(submission_id, body={"action": "APPROVE"}, done=SubmissionStatus.APPROVED)
@@ -592,14 +490,14 @@ class ProlificClient:
         body = {"action": "REJECT", "message": message, "rejection_category": category}
         return self._submission_transition(submission_id, body=body, done=SubmissionStatus.REJECTED)
 
-    def _submission_transition(self, submission_id: str, *, body: dict, done: str) -> RemoteSubmission:
+    def _submission_transition(self, submission_id: str, *, body: dict[str, str], done: str) -> RemoteSubmission:
         operation = f"{body['action'].lower()} submission"
         try:
             data = self._send("POST", f"submissions/{quote(submission_id)}/transition/", operation=operation, json=body)
         except (NotFoundAtMarketplace, MarketplaceUnavailable, Unauthorized):
             raise
         except MarketplaceError as refused:
-            current = _submission_from(
+            current = submission_from(
                 self._send("GET", f"submissions/{quote(submission_id)}/", operation="get submission"), study_id=""
             )
             if current.status == done:
@@ -611,7 +509,7 @@ class ProlificClient:
                     marketplace_code=refused.marketplace_code,
                 ) from refused
             raise
-        return _submission_from(data, study_id="")
+        return submission_from(data, study_id="")
 
     # -- bonuses
 
@@ -625,7 +523,7 @@ class ProlificClient:
             operation="set up bonuses",
             json={"study_id": study_id, "csv_bonuses": csv},
         )
-        bonus_id = data["id"]
+        bonus_id: str = data["id"]
         try:
             self._send(
                 "POST", f"bulk-bonus-payments/{quote(bonus_id)}/pay/", operation="pay bonuses", retry=Retry.REFUSED_ONLY
@@ -644,106 +542,5 @@ class ProlificClient:
 
     def completion_url(self, code: str) -> str:
         """Where our task page sends a participant who has finished."""
-        return settings.PROLIFIC_COMPLETION_URL.format(code=quote(code, safe=""))
-
-
-# ---- Wire formats --------------------------------------------------------------------------
-
-
-def rejection_check(*, message: str, category: str) -> None:
-    """What Prolific requires of a rejection, checked before sending."""
-    if len(message.strip()) < REJECTION_MESSAGE_MIN_LENGTH:
-        raise RequestInvalid(
-            f"Prolific needs a rejection message of at least {REJECTION_MESSAGE_MIN_LENGTH} characters that tells "
-            f"the participant why; this one has {len(message.strip())}."
-        )
-    if category not in REJECTION_CATEGORIES:
-        raise RequestInvalid(
-            f"Unknown rejection category {category!r}; Prolific's are {', '.join(REJECTION_CATEGORIES)}."
-        )
-
-
-def bonus_csv(bonuses: list[tuple[str, Decimal]]) -> str:
-    """Prolific's csv_bonuses: one `<id>,<amount>` line per participant, amounts like 1.50."""
-    if not bonuses:
-        raise RequestInvalid("No bonuses to pay.")
-    ids = [participant for participant, _ in bonuses]
-    repeated = sorted({p for p in ids if ids.count(p) > 1})
-    if repeated:
-        raise RequestInvalid(f"Pay each participant one bonus per call (sum them): {', '.join(repeated)}.")
-    lines = []
-    for participant, amount in bonuses:
-        if not participant or "," in participant or "\n" in participant:
-            raise RequestInvalid(f"Not a participant or submission id: {participant!r}.")
-        if amount <= 0 or amount != amount.quantize(CENT):
-            raise RequestInvalid(f"A bonus is a positive amount with at most two decimals, not {amount}.")
-        lines.append(f"{participant},{amount.quantize(CENT)}\n")
-    return "".join(lines)
-
-
-def _study_body(spec: StudySpec) -> dict:
-    if PARTICIPANT_PLACEHOLDER not in spec.external_study_url:
-        raise RequestInvalid(
-            f"The study URL must carry {PARTICIPANT_PLACEHOLDER} so answers can be matched to participants; "
-            "build it with crowd.prolific.study_url()."
-        )
-    if not _COMPLETION_CODE.match(spec.completion_code):
-        raise RequestInvalid(f"A completion code is letters and digits only, not {spec.completion_code!r}.")
-    unknown = set(spec.device_compatibility) - set(DEVICES)
-    if unknown or not spec.device_compatibility:
-        raise RequestInvalid(f"Devices are some of {', '.join(DEVICES)}, not {sorted(unknown) or 'none'}.")
-    if spec.maximum_allowed_minutes < spec.estimated_completion_minutes:
-        raise RequestInvalid("The maximum allowed time cannot be shorter than the estimated completion time.")
-    return {
-        "name": spec.name,
-        "internal_name": spec.internal_name,
-        "description": spec.description,
-        "external_study_url": spec.external_study_url,
-        "prolific_id_option": "url_parameters",
-        "completion_codes": [
-            {"code": spec.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}
-        ],
-        "total_available_places": spec.total_available_places,
-        "estimated_completion_time": spec.estimated_completion_minutes,
-        "maximum_allowed_time": spec.maximum_allowed_minutes,
-        "reward": spec.reward_cents,
-        "device_compatibility": list(spec.device_compatibility),
-        "filters": [dict(item) for item in spec.filters],
-    }
-
-
-def _when(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    parsed = datetime.fromisoformat(value)
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _study_from(data: dict) -> RemoteStudy:
-    codes = data.get("completion_codes") or []
-    completed = [c.get("code", "") for c in codes if c.get("code_type") == "COMPLETED"] or [
-        c.get("code", "") for c in codes
-    ]
-    return RemoteStudy(
-        id=data["id"],
-        internal_name=data.get("internal_name") or "",
-        status=data.get("status", ""),
-        total_available_places=int(data.get("total_available_places") or 0),
-        places_taken=int(data.get("places_taken") or 0),
-        reward_cents=int(data.get("reward") or 0),
-        external_study_url=data.get("external_study_url") or "",
-        completion_code=completed[0] if completed else "",
-    )
-
-
-def _submission_from(data: dict, *, study_id: str) -> RemoteSubmission:
-    """A list entry, a retrieved submission or a transition answer: their field names differ."""
-    return RemoteSubmission(
-        id=data["id"],
-        participant_id=data.get("participant_id") or data.get("participant") or "",
-        study_id=data.get("study_id") or study_id,
-        status=data.get("status", ""),
-        started_at=_when(data.get("started_at")),
-        completed_at=_when(data.get("completed_at")),
-        study_code=data.get("study_code") or data.get("entered_code") or "",
-    )
+        url: str = settings.PROLIFIC_COMPLETION_URL.format(code=quote(code, safe=""))
+        return url

@@ -1,11 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
-from ranking.pipeline import topic_advance
+from crowd.worker_quality import campaign_quality_refresh
+from ranking.workflow import topic_step
 
 
 class Command(BaseCommand):
-    help = "Run one pipeline step for each topic of a campaign (the sync runs it automatically)."
+    help = (
+        "Run one step for each topic of a campaign now: quality control once, then each topic's "
+        "pipeline step, publishing what it chose (the loop, `sync_hits` or Celery beat, does this)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
@@ -21,7 +25,8 @@ class Command(BaseCommand):
             topics = topics.filter(key=topic)
             if not topics.exists():
                 raise CommandError(f"Campaign {campaign!r} has no topic {topic!r}.")
+        excluded = campaign_quality_refresh(campaign_id=target.pk)
         for item in topics:
-            step = topic_advance(topic_id=item.pk)
+            step = topic_step(topic_id=item.pk, excluded=excluded)
             extra = " ".join(f"{key}={value}" for key, value in step.details.items())
             self.stdout.write(f"{item.key}: {step.action} → {step.state} {extra}".rstrip())

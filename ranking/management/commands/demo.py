@@ -6,17 +6,22 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
+from ranking.channel_demo import channel_demo_run
 from ranking.demo import demo_campaign_create, demo_run, demo_user, result_lines, serve_until_interrupted, server_start
+
+CHANNELS = ("mturk", "prolific", "links")
 
 
 class Command(BaseCommand):
     help = (
-        "A whole campaign on this machine: import the shipped sample, publish to the local MTurk "
-        "endpoint, let a simulated crowd work through the real HIT pages, and run Likert → quality "
-        "control → comparison batches → final ranking. Then serve the dashboard until Ctrl-C."
+        "A whole campaign on this machine: import the shipped sample, publish it on a channel "
+        "(--channel mturk: the local MTurk endpoint; prolific: the local Prolific endpoint; links: "
+        "participant links), let a simulated crowd work through the real pages, and run Likert → "
+        "quality control → comparison batches → final ranking. Then serve the dashboard until Ctrl-C."
     )
 
     def add_arguments(self, parser):
+        parser.add_argument("--channel", choices=CHANNELS, default="mturk")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument(
             "--quick", action="store_true", help="40 propositions per topic and a smaller comparison round."
@@ -27,26 +32,56 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=30)
         parser.add_argument("--spammers", type=float, default=0.1)
 
-    def handle(self, *args, port, quick, no_serve, workers, spammers, **options):
+    def handle(self, *args, channel, port, quick, no_serve, workers, spammers, **options):
         if not settings.CELERY_TASK_ALWAYS_EAGER:
             self.stderr.write("The demo runs Celery eagerly: unset CELERY_BROKER_URL.")
             return
         started = time.monotonic()
-        logging.getLogger("celery").setLevel(logging.WARNING)  # one line per task would drown the bars
+        logging.getLogger("celery").setLevel(logging.WARNING)  # one line per task would drown the output
         call_command("migrate", verbosity=0)
         base_url = f"http://127.0.0.1:{port}"
         settings.SITE_URL = base_url
         # A simulated crowd submits faster than people: the rate limits would turn it away.
         settings.SUBMIT_RATE_PER_WORKER = settings.SUBMIT_RATE_PER_ADDRESS = 0
         settings.MTURK_LOCAL_ENDPOINT_URL = f"{base_url}/localturk/"
+        settings.PROLIFIC_API_URL = f"{base_url}/localprolific/api/v1/"
+        settings.PROLIFIC_COMPLETION_URL = f"{base_url}/localprolific/submissions/complete?cc={{code}}"
         server = server_start(port)
         user = demo_user()
         campaign, latent = demo_campaign_create(owner=user, per_topic=40 if quick else None)
+        crowd = {"workers": workers, "spammers": spammers}
+        if channel == "mturk":
+            self.stdout.write(
+                f"Campaign {campaign.slug!r} on the local MTurk endpoint: {campaign.topics.count()} topics, "
+                f"{len(latent)} propositions; {workers} simulated workers ({spammers:.0%} spammers)."
+            )
+            report = self._mturk_run(campaign, latent, crowd)
+            where = f"{base_url}/campaigns/{campaign.slug}/  (log in as demo / demo)\n"
+            where += f"Local MTurk worker site: {base_url}/localturk/worker/"
+        else:
+            self.stdout.write(
+                f"Campaign {campaign.slug!r} on {channel}: {campaign.topics.count()} topics, {len(latent)} "
+                f"propositions; {workers} simulated participants ({spammers:.0%} spammers), "
+                f"{campaign.tasks_per_session} tasks per session."
+            )
+            report = channel_demo_run(
+                campaign=campaign, channel=channel, latent=latent, base_url=base_url, on_round=self._line, **crowd
+            )
+            where = f"{base_url}/campaigns/{campaign.slug}/channel/  (log in as demo / demo)"
+        unit = "assignments" if channel == "mturk" else "tasks"
         self.stdout.write(
-            f"Campaign {campaign.slug!r}: {campaign.topics.count()} topics, "
-            f"{len(latent)} propositions; {workers} simulated workers ({spammers:.0%} spammers)."
+            f"\n{report.submitted} {unit} in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n"
         )
-        bars = {}
+        for line in result_lines(campaign, latent):
+            self.stdout.write(line)
+        self.stdout.write(self.style.SUCCESS(f"\nDashboard: {where}"))
+        if no_serve:
+            server.shutdown()
+            return
+        serve_until_interrupted(server, self.stdout.write)
+
+    def _mturk_run(self, campaign, latent, crowd):
+        bars: dict[str, tqdm] = {}
 
         def show(report):
             for status in report.statuses:
@@ -63,27 +98,16 @@ class Command(BaseCommand):
                 bar.set_description_str(f"{status.key:<16} {status.state:<11}{rho:<17}", refresh=True)
 
         report = demo_run(
-            campaign=campaign,
-            latent=latent,
-            localturk_url=settings.MTURK_LOCAL_ENDPOINT_URL,
-            workers=workers,
-            spammers=spammers,
-            on_round=show,
+            campaign=campaign, latent=latent, localturk_url=settings.MTURK_LOCAL_ENDPOINT_URL, on_round=show, **crowd
         )
         for bar in bars.values():
             bar.close()
-        self.stdout.write(
-            f"\n{report.submitted} assignments in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n"
+        return report
+
+    def _line(self, report):
+        states = ", ".join(
+            f"{s.key} {s.state} {s.batches_done}/{s.batches_expected}"
+            + (f" ρ(prev)={s.last_spearman:.3f}" if s.last_spearman is not None else "")
+            for s in report.statuses
         )
-        for line in result_lines(campaign, latent):
-            self.stdout.write(line)
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"\nDashboard: {base_url}/campaigns/{campaign.slug}/  (log in as demo / demo)\n"
-                f"Local MTurk worker site: {base_url}/localturk/worker/"
-            )
-        )
-        if no_serve:
-            server.shutdown()
-            return
-        serve_until_interrupted(server, self.stdout.write)
+        self.stdout.write(f"round {report.rounds}: {report.submitted} tasks done; {states}")

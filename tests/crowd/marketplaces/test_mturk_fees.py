@@ -4,7 +4,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from crowd import fees
+from crowd.marketplaces.mturk import fees
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Fixtures for Prolific: the real client (crowd.prolific) talking to the local endpoint on the
+"""Fixtures for Prolific: the real client (crowd.marketplaces.prolific.client) talking to the local endpoint on the
 live server over loopback HTTP, and participants who act over HTTP as Prolific's would."""
 
 import gc
@@ -7,8 +7,10 @@ import threading
 import pytest
 import requests
 
-from crowd import prolific
-from crowd.prolific import ProlificClient, StudySpec
+from crowd.marketplaces.prolific import client as prolific
+from crowd.marketplaces.prolific import wire
+from crowd.marketplaces.prolific.client import ProlificClient
+from crowd.marketplaces.prolific.wire import StudySpec
 
 TOKEN = "test-prolific-token"
 TASK_URL = "https://tasks.example.org/session/"
@@ -20,7 +22,7 @@ def study_spec(**overrides) -> StudySpec:
         "name": "Rate how important statements are",
         "internal_name": "salience-campaign-7-batch-1",
         "description": "Read short statements about a topic and rate how important each one is.",
-        "external_study_url": prolific.study_url(TASK_URL),
+        "external_study_url": wire.study_url(TASK_URL),
         "total_available_places": 3,
         "reward_cents": 150,
         "estimated_completion_minutes": 10,

@@ -12,14 +12,15 @@ from django.core.cache import cache
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd import channels, ledger, review
-from crowd.channel_demo import local_prolific_starter
+from crowd.ledger import BudgetExceeded
 from crowd.localprolific import faults
 from crowd.models import HIT, Assignment, LedgerEntry, Study, TaskHold, WorkSession
-from crowd.publishing import BudgetExceeded, batch_publish
+from crowd.publishing import batch_publish
 from crowd.session_simulate import Participant
 from crowd.simulate import DILIGENT, Judge, SimulatedWorker
 from crowd.sync import channels_sync
 from crowd.worker_quality import campaign_quality_refresh
+from ranking.channel_demo import local_prolific_starter
 from tests.crowd.factories import likert_batch
 
 pytestmark = [pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
@@ -58,7 +59,7 @@ def _take_study(base_url, participant, study_id):
 
 
 def _client():
-    from crowd.prolific import prolific_client
+    from crowd.marketplaces.prolific.client import prolific_client
 
     return prolific_client()
 
@@ -78,8 +79,8 @@ def test_publishing_a_batch_creates_and_publishes_one_study(local_prolific):
     assert detail.external_study_url.startswith(f"{local_prolific}/s/prolific/?PROLIFIC_PID=")
     assert detail.completion_code == study.completion_code
     assert set(HIT.objects.filter(task__batch=batch).values_list("channel", flat=True)) == {"prolific"}
-    # 6 answers at 0.15 + Prolific's fee (42.8 %: 0.06) = 6 × 0.21
-    assert ledger.campaign_money(campaign=batch.topic.campaign).committed == D("1.26")
+    # Prolific is paid per submission: 3 places at 0.30 (2 tasks at 0.15) + its fee (42.8 %: 0.13)
+    assert ledger.campaign_money(campaign=batch.topic.campaign).committed == D("1.29")
 
 
 def test_the_campaigns_filters_go_with_every_study(local_prolific):
@@ -100,7 +101,7 @@ def test_the_campaigns_filters_go_with_every_study(local_prolific):
 
 def test_a_crash_between_study_creation_and_publication_is_picked_up(local_prolific, monkeypatch):
     batch = _prolific_batch()
-    from crowd.prolific import ProlificClient
+    from crowd.marketplaces.prolific.client import ProlificClient
 
     real_publish = ProlificClient.study_publish
     monkeypatch.setattr(
@@ -129,9 +130,9 @@ def test_pay_below_prolifics_minimum_is_refused_before_anything_is_written(local
 
 
 def test_the_budget_cap_counts_prolifics_fee(local_prolific):
-    batch = _prolific_batch(budget_cap=D("1.25"))  # the batch costs 1.26 with the fee
+    batch = _prolific_batch(budget_cap=D("1.28"))  # the study costs 3 × 0.43 = 1.29 with the fee
 
-    with pytest.raises(BudgetExceeded, match=r"costs \$1.26 with Prolific fees"):
+    with pytest.raises(BudgetExceeded, match=r"costs \$1.29 with Prolific fees"):
         batch_publish(batch_id=batch.pk)
 
     assert not Study.objects.exists() and not _client().studies_list()

@@ -1,4 +1,4 @@
-"""crowd.prolific through real HTTP against the local endpoint on the live server: studies,
+"""crowd.marketplaces.prolific.client through real HTTP against the local endpoint on the live server: studies,
 submissions, reviews, bonuses, participants, faults and error mapping."""
 
 from decimal import Decimal as D
@@ -6,10 +6,11 @@ from decimal import Decimal as D
 import pytest
 import requests
 
-from crowd import prolific
 from crowd.localprolific import faults
 from crowd.localprolific.models import BonusPayment, BulkBonus, Study, Submission
-from crowd.marketplace import InvalidState, MarketplaceError, MarketplaceUnavailable, NotFoundAtMarketplace
+from crowd.marketplaces.base import InvalidState, MarketplaceError, MarketplaceUnavailable, NotFoundAtMarketplace
+from crowd.marketplaces.prolific import client as prolific
+from crowd.marketplaces.prolific import wire
 
 from .conftest import TASK_URL, study_spec
 
@@ -21,7 +22,7 @@ REASON = (
 )
 
 
-def _done(participant, study: prolific.RemoteStudy, client) -> dict:
+def _done(participant, study: wire.RemoteStudy, client) -> dict:
     """Start, then follow the completion link our task page would send the participant to."""
     started = participant.started(study.id)
     finished = participant.follow(client.completion_url(study.completion_code), format="json")
@@ -230,9 +231,9 @@ def test_a_rejection_prolific_would_refuse_is_refused_before_sending(client, pub
     _done(participant_factory(), published, client)
     submission = client.submissions_list(published.id)[0]
 
-    with pytest.raises(prolific.RequestInvalid) as short:
+    with pytest.raises(wire.RequestInvalid) as short:
         client.submission_reject(submission.id, message="Too fast.", category="TOO_QUICKLY")
-    with pytest.raises(prolific.RequestInvalid) as unknown:
+    with pytest.raises(wire.RequestInvalid) as unknown:
         client.submission_reject(submission.id, message=REASON, category="SLOPPY")
 
     assert "at least 100 characters" in short.value.message

@@ -1,4 +1,4 @@
-"""crowd.prolific without the network: costs, wire formats, local checks, the client factory."""
+"""Prolific without the network: costs (its policy), wire formats, local checks, the client factory."""
 
 import re
 from decimal import Decimal as D
@@ -6,19 +6,23 @@ from decimal import Decimal as D
 import pytest
 
 from config.errors import ApplicationError
-from crowd import prolific
+from crowd.marketplaces.prolific import client as prolific
+from crowd.marketplaces.prolific import wire
+from crowd.marketplaces.prolific.policy import ProlificPolicy
 
 from .conftest import study_spec
 
 
-def test_study_cost_adds_the_fee_per_place_rounded_half_up(settings):
+def test_a_submission_costs_the_session_reward_plus_the_fee_rounded_half_up(settings):
+    policy = ProlificPolicy()
     settings.PROLIFIC_SERVICE_FEE_RATE = D("0.428")
-    assert prolific.study_cost(reward_cents=150, places=3) == D("6.42")  # 3 × (1.50 + 0.642 → 0.64)
+    assert policy.submission_cost(reward=D("1.50")) == D("2.14")  # 1.50 + 0.642 → 0.64
+    assert policy.submission_cost(reward=D("0.30")) == D("0.43")  # 2 tasks at 0.15: 0.30 + 0.1284 → 0.13
 
     settings.PROLIFIC_SERVICE_FEE_RATE = D("0.333")
-    assert prolific.study_cost(reward_cents=150, places=3) == D("6.00")  # 3 × (1.50 + 0.4995 → 0.50)
-    assert prolific.study_cost(reward_cents=1, places=1) == D("0.02")  # the fee is at least a cent
-    assert prolific.bonus_cost(D("2.00")) == D("2.67")
+    assert policy.submission_cost(reward=D("1.50")) == D("2.00")  # 1.50 + 0.4995 → 0.50
+    assert policy.submission_cost(reward=D("0.01")) == D("0.01")  # no minimum fee, as the endpoint charges
+    assert policy.bonus_cost(D("2.00")) == D("2.67")
 
 
 def test_the_default_fee_is_prolifics_corporate_rate(settings):
@@ -26,24 +30,24 @@ def test_the_default_fee_is_prolifics_corporate_rate(settings):
 
 
 def test_study_url_appends_prolifics_placeholders():
-    assert prolific.study_url("https://x.org/s/?a=1") == (
+    assert wire.study_url("https://x.org/s/?a=1") == (
         "https://x.org/s/?a=1&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
     )
 
 
 def test_bonus_csv_is_one_line_per_participant_with_two_decimals():
-    assert prolific.bonus_csv([("p1", D("1.5")), ("s2", D("0.25"))]) == "p1,1.50\ns2,0.25\n"
+    assert wire.bonus_csv([("p1", D("1.5")), ("s2", D("0.25"))]) == "p1,1.50\ns2,0.25\n"
     for bad in ([], [("p1", D("0"))], [("p1", D("0.125"))], [("p1", D("1")), ("p1", D("2"))], [("a,b", D("1"))]):
-        with pytest.raises(prolific.RequestInvalid):
-            prolific.bonus_csv(bad)
+        with pytest.raises(wire.RequestInvalid):
+            wire.bonus_csv(bad)
 
 
 def test_rejection_check_follows_prolifics_rules():
-    prolific.rejection_check(message="x" * 100, category="NO_CODE")
-    with pytest.raises(prolific.RequestInvalid, match="has 99"):
-        prolific.rejection_check(message="x" * 99 + "   ", category="NO_CODE")
-    with pytest.raises(prolific.RequestInvalid, match="Unknown rejection category"):
-        prolific.rejection_check(message="x" * 100, category="no_code")
+    wire.rejection_check(message="x" * 100, category="NO_CODE")
+    with pytest.raises(wire.RequestInvalid, match="has 99"):
+        wire.rejection_check(message="x" * 99 + "   ", category="NO_CODE")
+    with pytest.raises(wire.RequestInvalid, match="Unknown rejection category"):
+        wire.rejection_check(message="x" * 100, category="no_code")
 
 
 @pytest.mark.parametrize(
@@ -57,7 +61,7 @@ def test_rejection_check_follows_prolifics_rules():
 )
 def test_a_spec_prolific_would_refuse_is_refused_before_sending(change, words):
     client = prolific.ProlificClient(base_url="http://127.0.0.1:9/api/v1/", token="t")
-    with pytest.raises(prolific.RequestInvalid, match=re.escape(words)):
+    with pytest.raises(wire.RequestInvalid, match=re.escape(words)):
         client.study_create(study_spec(**change))
     client.close()
 

@@ -13,7 +13,7 @@ SPEARMAN = r"(\S+): Spearman of the final ranking with the simulated crowd's hid
 
 
 def _run(channel, capsys):
-    call_command("session_demo", "--channel", channel, "--quick", "--no-serve", "--port", str(free_port()))
+    call_command("demo", "--channel", channel, "--quick", "--no-serve", "--port", str(free_port()))
     return capsys.readouterr().out
 
 

@@ -7,7 +7,8 @@ from django.contrib.messages import get_messages
 from annotation.models import Campaign
 from crowd import sessions
 from crowd.models import ParticipantLink
-from tests.factories import BatchFactory, CampaignFactory, HITFactory, TaskFactory, TopicFactory
+from tests.annotation.test_campaigns import published
+from tests.factories import CampaignFactory
 
 
 @pytest.fixture
@@ -129,15 +130,47 @@ def test_the_participants_table_counts_sessions_and_tasks(owner_client, campaign
 
 
 def test_the_channel_is_fixed_after_publishing(owner_client, campaign):
-    HITFactory(task=TaskFactory(batch=BatchFactory(topic=TopicFactory(campaign=campaign))))
+    published(campaign)
 
     page = owner_client.get("/campaigns/loans/channel/").content.decode()
     refused = owner_client.post(
         "/campaigns/loans/channel/set/", {"channel": "prolific", "environment": "local", "tasks_per_session": 10}
     )
 
-    assert "its channel is fixed" in page
-    assert refused.status_code == 409 and "cannot change any more" in refused.content.decode()
+    assert "has published on Amazon Mechanical Turk; its channel is fixed" in page
+    assert refused.status_code == 409
+    refusal = refused.content.decode()
+    assert "Campaign &#x27;loans&#x27; has published work: channel can no longer be changed." in refusal
+    # The page shows the campaign as stored, never the refused channel as if it were in use.
+    assert "has published on Amazon Mechanical Turk" in refusal and "Prolific studies" not in refusal
+    campaign.refresh_from_db()
+    assert (campaign.channel, campaign.tasks_per_session) == ("mturk", 10)
+
+
+def test_a_draft_changes_its_channel_on_the_page_after_a_refused_attempt_writes_nothing(owner_client, campaign):
+    """All or nothing: bad filters refuse the whole change, channel included."""
+    refused = owner_client.post(
+        "/campaigns/loans/channel/set/",
+        {"channel": "prolific", "environment": "local", "tasks_per_session": 4, "prolific_filters": "[{}]"},
+    )
+    saved = owner_client.post(
+        "/campaigns/loans/channel/set/", {"channel": "prolific", "environment": "local", "tasks_per_session": 4}
+    )
+
+    assert refused.status_code == 400 and saved.status_code == 302
+    campaign.refresh_from_db()
+    assert (campaign.channel, campaign.tasks_per_session) == ("prolific", 4)
+
+
+def test_the_channel_page_names_the_channel_the_work_was_published_on(owner_client, campaign):
+    """Even if the campaign's own field says otherwise (written around every guard), the page
+    reads where its HITs are."""
+    published(campaign)
+    Campaign.objects.filter(pk=campaign.pk).update(channel="prolific")
+
+    page = owner_client.get("/campaigns/loans/channel/").content.decode()
+
+    assert "has published on Amazon Mechanical Turk; its channel is fixed" in page
 
 
 def test_another_researchers_channel_page_is_not_found(client, campaign, django_user_model):

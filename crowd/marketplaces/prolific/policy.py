@@ -1,0 +1,86 @@
+"""What is specific to Prolific, for the generic code that asks (crowd.marketplaces.registry).
+
+Prolific pays per submission: one participant's whole session, at the study's reward (tasks
+per session × the task's reward), plus its service fee (settings.PROLIFIC_SERVICE_FEE_RATE,
+42.8 % for companies), rounded half-up to the cent with no minimum, as the local endpoint
+(crowd/localprolific/) charges. Bonuses carry the same fee. It has no sandbox.
+"""
+
+from decimal import Decimal
+
+from django.conf import settings
+
+from annotation.models import Batch, Campaign
+from config.errors import ApplicationError
+from crowd.marketplaces.base import ChannelPolicy, Opening, PaymentUnit, fee
+from crowd.marketplaces.prolific.studies import session_minutes, session_reward_cents, study_places, task_reward
+from crowd.models import Study
+
+# Prolific's published minimum pay, in the workspace currency per hour.
+PROLIFIC_MIN_HOURLY = Decimal("8.00")
+
+
+class ProlificPolicy(ChannelPolicy):
+    channel = "prolific"
+    label = "Prolific"
+    short_name = "Prolific"
+    unit = PaymentUnit.SUBMISSION
+    sessions = True
+    environments = (("local", "Local Prolific endpoint"), ("production", "Prolific production"))
+    fees_wording = "Prolific's service fee included"
+    deployment_setting = "PROLIFIC_ENVIRONMENT"
+    pays_bonuses = True
+    summary = "Prolific pays per session of several tasks in a row: each approved submission, plus its service fee."
+    page_sections = ("studies",)
+
+    def environment_choose(self, requested: str | None) -> str:
+        # Prolific has no sandbox: rehearse on the local endpoint.
+        return "production" if requested == "production" else "local"
+
+    def submission_cost(self, *, reward: Decimal) -> Decimal:
+        return reward + fee(reward, settings.PROLIFIC_SERVICE_FEE_RATE)
+
+    def bonus_cost(self, amount: Decimal) -> Decimal:
+        return amount + fee(amount, settings.PROLIFIC_SERVICE_FEE_RATE)
+
+    def opening(self, *, batch: Batch) -> Opening:
+        """The places of the batch's study at the session reward (the study's own figures once
+        it exists, so a publish re-run commits what was opened)."""
+        study = Study.objects.filter(batch=batch).first()
+        if study is not None:
+            return Opening(places=study.places, reward=Decimal(study.reward_cents) / 100)
+        campaign = batch.topic.campaign
+        return Opening(
+            places=study_places(batch, campaign.tasks_per_session),
+            reward=Decimal(session_reward_cents(campaign, batch.kind)) / 100,
+        )
+
+    def https_required(self, environment: str) -> bool:
+        return environment != "local"
+
+    def publish_check(self, *, campaign: Campaign, kind: str) -> None:
+        if campaign.environment == "sandbox":
+            raise ApplicationError(
+                f"Prolific has no sandbox: set the environment of campaign {campaign.slug} to local (the local "
+                "Prolific endpoint, for rehearsal) or production.",
+                code="no_sandbox",
+            )
+        self.pay_check(campaign=campaign, kind=kind)
+
+    def pay_check(self, *, campaign: Campaign, kind: str) -> None:
+        """Prolific refuses studies that pay less than its hourly minimum: say so before
+        anything is committed, with the figures to change."""
+        minutes = session_minutes(campaign)
+        per_session = Decimal(session_reward_cents(campaign, kind)) / 100
+        hourly = (per_session * 60 / minutes).quantize(Decimal("0.01"))
+        if hourly < PROLIFIC_MIN_HOURLY:
+            needed = (PROLIFIC_MIN_HOURLY * minutes / 60 / campaign.tasks_per_session).quantize(
+                Decimal("0.01"), rounding="ROUND_UP"
+            )
+            raise ApplicationError(
+                f"A session of {campaign.tasks_per_session} {kind} tasks at {task_reward(campaign, kind)} each pays "
+                f"{per_session} for about {minutes} minutes, {hourly} an hour; Prolific's minimum is "
+                f"{PROLIFIC_MIN_HOURLY} an hour. Raise the {kind} reward to at least {needed}, or set a shorter time "
+                "per task in the campaign's channel settings.",
+                code="reward_below_minimum",
+            )

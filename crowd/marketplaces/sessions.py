@@ -1,0 +1,166 @@
+"""The Marketplace interface for the session channels (Prolific, participant links).
+
+Both hand tasks out in sessions (crowd/sessions.py) instead of letting workers pick HITs,
+but to the rest of the app they are marketplaces like MTurk: publishing records one HIT per
+task, sync lists each HIT's assignments, approval and rejection go through the same review
+code. The "remote" state is ours: a HIT is our own record that the task is on offer, and
+its assignments are the answers whose hold (TaskHold) was handed to the participant who
+gave them. Task-level approvals are ours; what a channel adds (a Prolific study per batch,
+its submissions and bonuses) is in its own package, which subclasses `SessionMarketplace`.
+"""
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django.utils import timezone
+
+from annotation.models import Batch
+from crowd.marketplaces.base import (
+    InvalidState,
+    MarketplaceError,
+    NotFoundAtMarketplace,
+    Publication,
+    RemoteAssignment,
+    RemoteHIT,
+    WorkType,
+)
+from crowd.models import HIT, Assignment, TaskHold
+
+
+class SessionMarketplace:
+    """The Marketplace interface for a session channel; see the module docstring."""
+
+    channel = ""
+    label = ""
+    hit_prefix = ""
+
+    def __init__(self, *, environment: str):
+        self.environment = environment
+
+    # -- Publishing --
+
+    def work_type_create(self, work_type: WorkType) -> str:
+        return f"{self.channel}-work"  # nothing remote: every task is offered the same way
+
+    def hit_publish(self, *, work_type_id: str, publication: Publication) -> RemoteHIT:
+        lifetime = timedelta(seconds=publication.lifetime_seconds)
+        return RemoteHIT(
+            hit_id=self.hit_prefix + publication.token.replace("-", "").upper(),
+            hit_type_id=work_type_id,
+            status=HIT.Status.ASSIGNABLE,
+            max_assignments=publication.max_assignments,
+            reward=Decimal("0.00"),
+            expiration=timezone.now() + lifetime,
+        )
+
+    def batch_open(self, *, batch: Batch) -> None:
+        """Nothing to open for the batch as a whole (a channel with studies overrides it)."""
+
+    # -- Reading --
+
+    def hit_get(self, hit_id: str) -> RemoteHIT:
+        hit = HIT.objects.filter(channel=self.channel, environment=self.environment, hit_id=hit_id).first()
+        if hit is None:
+            raise NotFoundAtMarketplace(f"There is no HIT {hit_id} on {self.label}.")
+        open_ = hit.expires_at is None or hit.expires_at > timezone.now()
+        return RemoteHIT(
+            hit_id=hit.hit_id,
+            hit_type_id=hit.hit_type_id,
+            status=hit.status
+            if hit.complete or hit.deleted
+            else HIT.Status.ASSIGNABLE
+            if open_
+            else HIT.Status.UNASSIGNABLE,
+            max_assignments=hit.max_assignments,
+            reward=hit.reward,
+            expiration=hit.expires_at,
+        )
+
+    def assignments_list(self, hit_id: str) -> list[RemoteAssignment]:
+        """The answers that arrived through a hold of the participant who gave them."""
+        hit = (
+            HIT.objects.select_related("task__batch__topic__campaign")
+            .filter(channel=self.channel, environment=self.environment, hit_id=hit_id)
+            .first()
+        )
+        if hit is None:
+            raise NotFoundAtMarketplace(f"There is no HIT {hit_id} on {self.label}.")
+        delay = timedelta(seconds=hit.task.batch.topic.campaign.auto_approval_delay_seconds)
+        holds = TaskHold.objects.filter(task_id=hit.task_id, submitted_at__isnull=False).select_related(
+            "session__worker"
+        )
+        answers = {(a.assignment_id, a.worker_id): a for a in Assignment.objects.filter(task_id=hit.task_id)}
+        listed = []
+        for hold in holds:
+            answer = answers.get((hold.assignment_id, hold.session.worker_id))
+            if answer is None:
+                continue
+            listed.append(
+                RemoteAssignment(
+                    assignment_id=hold.assignment_id,
+                    worker_id=hold.session.worker.external_id,
+                    hit_id=hit.hit_id,
+                    status=answer.status,
+                    accepted_at=hold.held_at,
+                    submitted_at=answer.submitted_at,
+                    auto_approval_at=answer.submitted_at + delay,
+                    deadline=hold.expires_at,
+                    feedback=answer.reject_reason,
+                )
+            )
+        return listed
+
+    def assignment_get(self, assignment_id: str) -> RemoteAssignment:
+        hold = (
+            TaskHold.objects.select_related("session__worker", "task__hit").filter(assignment_id=assignment_id).first()
+        )
+        answer = (
+            None
+            if hold is None
+            else Assignment.objects.filter(assignment_id=assignment_id, worker_id=hold.session.worker_id).first()
+        )
+        if hold is None or answer is None:
+            raise NotFoundAtMarketplace(f"There is no submitted assignment {assignment_id}.")
+        return RemoteAssignment(
+            assignment_id=assignment_id,
+            worker_id=hold.session.worker.external_id,
+            hit_id=hold.task.hit.hit_id,
+            status=answer.status,
+            submitted_at=answer.submitted_at,
+        )
+
+    # -- Decisions: ours; Prolific's submission-level ones follow in studies_sync --
+
+    def assignment_approve(self, assignment_id: str, *, feedback: str = "") -> None:
+        self._reviewable(assignment_id)
+
+    def assignment_reject(self, assignment_id: str, *, feedback: str) -> None:
+        self._reviewable(assignment_id)
+
+    def _reviewable(self, assignment_id: str) -> None:
+        answer = Assignment.objects.filter(assignment_id=assignment_id).first()
+        if answer is None:
+            raise NotFoundAtMarketplace(f"There is no submitted assignment {assignment_id}.")
+        if answer.status != Assignment.Status.SUBMITTED:
+            raise InvalidState(f"Assignment {assignment_id} is {answer.status} already.")
+
+    def worker_block(self, worker_id: str, *, reason: str) -> None:
+        """Nothing remote: the session pages turn blocked workers away (Worker.blocked)."""
+
+    def worker_unblock(self, worker_id: str, *, reason: str) -> None:
+        """Nothing remote, as for a block."""
+
+    def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
+        raise MarketplaceError(
+            f"{self.label} pay nobody: there is no marketplace to send a bonus through.", code="no_payments"
+        )
+
+    def hit_expire(self, hit_id: str) -> None:
+        """Nothing remote: sessions stop getting tasks of an expired HIT (crowd.expiry sets
+        its expiration); a Prolific study is stopped by crowd.studies once its batch ends."""
+
+    def hit_delete(self, hit_id: str) -> None:
+        """Nothing remote: the HIT row stays as the record of what was offered."""
+
+    def balance(self) -> Decimal:
+        raise MarketplaceError(f"{self.label} shows no account balance here.", code="balance_unavailable")

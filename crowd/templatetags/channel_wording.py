@@ -1,0 +1,37 @@
+"""What pages say about a campaign's channel, asked of the channel's policy
+(crowd.marketplaces.registry): `{% load channel_wording %}` then `{{ campaign|fees_wording }}`."""
+
+from django import template
+
+from crowd.marketplaces.base import ChannelPolicy
+from crowd.marketplaces.registry import channel_policy, policies
+
+register = template.Library()
+
+
+@register.filter
+def policy(campaign) -> ChannelPolicy:
+    """The campaign's channel policy: `{% with policy=campaign|policy %}`."""
+    return channel_policy(campaign.channel)
+
+
+@register.filter
+def environment_label(campaign) -> str:
+    """The campaign's environment as its channel names it ("MTurk sandbox", "This server")."""
+    return channel_policy(campaign.channel).environment_label(campaign.environment)
+
+
+@register.filter
+def fees_wording(campaign) -> str:
+    return channel_policy(campaign.channel).fees_wording
+
+
+@register.filter
+def sessions_wording(campaign) -> str:
+    """ "Sessions have N tasks." on a session channel, nothing on the others."""
+    return channel_policy(campaign.channel).sessions_wording(campaign.tasks_per_session)
+
+
+@register.simple_tag
+def channel_summaries() -> list[str]:
+    return [policy.summary for policy in policies() if policy.summary]
