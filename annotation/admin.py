@@ -5,8 +5,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from annotation.campaigns import FIXED_AFTER_PUBLISH, campaign_changes_check, campaign_has_published, campaign_update
-from annotation.formats import FORMATS
-from annotation.importers import ImportFailed, propositions_import
+from annotation.importing.formats import FORMATS
+from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Task, TaskItem, Topic
 from config.errors import Conflict
 

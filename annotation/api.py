@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.campaigns import campaign_create, campaign_update, campaigns_visible_to
-from annotation.importers import ImportFailed, propositions_import
+from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import Batch, Campaign, Proposition, Topic
 from annotation.serializers import (
     BatchFilterSerializer,

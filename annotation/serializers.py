@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from annotation.formats import FORMATS
+from annotation.importing.formats import FORMATS
 from annotation.models import Batch, Campaign, Proposition, Topic
 from ranking.serializers import PropositionScoreSerializer
 

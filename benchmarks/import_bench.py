@@ -76,7 +76,7 @@ def child(mode: str, path: Path) -> dict:
     from django.utils import timezone
 
     from annotation.campaigns import campaign_create
-    from annotation.importers import propositions_import
+    from annotation.importing.importers import propositions_import
     from annotation.models import Proposition, Topic
     from annotation.text import normalize_text, proposition_text
 

@@ -176,8 +176,8 @@ def child(propositions: int, workers: int) -> dict:
     from django.core.management import call_command
 
     from annotation.models import Campaign
-    from crowd.quality_report import campaign_quality_report
-    from crowd.worker_quality import _quality_rows, campaign_quality_refresh, counted_labels
+    from crowd.qc.report import campaign_quality_report
+    from crowd.qc.worker_quality import _quality_rows, campaign_quality_refresh, counted_labels
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

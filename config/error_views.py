@@ -18,7 +18,7 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.views import defaults
 
-from annotation.headers import hit_frame_ancestors
+from annotation.hit_page.headers import hit_frame_ancestors
 from config.csp import page_policy
 from config.errors import ApplicationError, NotFound
 

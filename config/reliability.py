@@ -13,7 +13,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
-from annotation.headers import hit_frame_ancestors
+from annotation.hit_page.headers import hit_frame_ancestors
 from config.csp import page_policy
 
 logger = logging.getLogger(__name__)

@@ -12,10 +12,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("config.api_urls")),
-    path("hit/", include("annotation.urls")),
-    path("s/", include("crowd.session_urls")),
+    path("hit/", include("annotation.hit_page.urls")),
+    path("s/", include("crowd.sessions.urls")),
     path("", include("crowd.urls")),
-    path("", include("annotation.dashboard_urls")),
+    path("", include("annotation.dashboard.urls")),
     path("", include("ranking.urls")),
 ]
 

@@ -1,6 +1,6 @@
 """Admin for the crowd app, with the review actions: approve, reject with a reason, pay a
 bonus, block a worker. Rejection, bonuses and blocks ask for a reason on an intermediate
-page first; each selected row then goes through crowd.review, one at a time, and the admin
+page first; each selected row then goes through crowd.work.review, one at a time, and the admin
 sees what succeeded and what was refused (and why)."""
 
 from decimal import Decimal
@@ -12,7 +12,6 @@ from django.template.response import TemplateResponse
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd import review
 from crowd.models import (
     HIT,
     Assignment,
@@ -25,7 +24,8 @@ from crowd.models import (
     WorkerDecision,
     WorkerQuality,
 )
-from crowd.review import FEEDBACK_MAX
+from crowd.work import review
+from crowd.work.review import FEEDBACK_MAX
 
 REASON_TEMPLATE = "admin/crowd/reason_form.html"
 
@@ -43,7 +43,7 @@ class BonusForm(forms.Form):
         min_value=Decimal("0.01"),
         max_digits=6,
         decimal_places=2,
-        help_text="USD per assignment; MTurk adds a 20 % fee.",
+        help_text="USD per assignment, before the channel's fee (MTurk adds 20 %); held to the budget cap.",
     )
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Shown to the worker."

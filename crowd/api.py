@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import CampaignScoped
-from crowd import channels, links
+from crowd import channels
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
 from crowd.serializers import (
@@ -20,6 +20,7 @@ from crowd.serializers import (
     LinksCreateSerializer,
     ParticipantLinkSerializer,
 )
+from crowd.sessions import links
 
 
 @extend_schema(tags=["hits"])

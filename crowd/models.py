@@ -268,7 +268,7 @@ class LedgerEntry(models.Model):
         verbose_name_plural = "ledger entries"
         ordering = ["-created_at"]
         constraints = [
-            # Each event is money once (crowd/ledger.py): the database refuses a second entry.
+            # Each event is money once (crowd/work/ledger.py): the database refuses a second entry.
             models.UniqueConstraint(fields=["campaign", "kind", "reference"], name="ledger_unique_reference")
         ]
 
@@ -285,7 +285,7 @@ class Bonus(models.Model):
         verbose_name_plural = "bonuses"
 
 
-# ---- Sessions: Prolific studies and participant links (crowd/sessions.py) ------------------
+# ---- Sessions: Prolific studies and participant links (crowd/sessions/holds.py) ------------------
 
 
 class Study(models.Model):

@@ -5,9 +5,9 @@ from rest_framework import serializers
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd.links import link_url
 from crowd.marketplaces.prolific.filters import prolific_filters_check
 from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
+from crowd.sessions.links import link_url
 
 
 class HITSerializer(serializers.ModelSerializer):

@@ -10,11 +10,11 @@ from dataclasses import asdict
 from celery import shared_task
 from django.db import OperationalError
 
-from crowd.expiry import batch_expire
 from crowd.marketplaces.base import MarketplaceUnavailable
-from crowd.publishing import batch_publish
-from crowd.sync import channels_sync
-from crowd.worker_quality import campaign_quality_refresh
+from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.work.expiry import batch_expire
+from crowd.work.publishing import batch_publish
+from crowd.work.sync import channels_sync
 
 RETRYING = {
     "autoretry_for": (MarketplaceUnavailable,),

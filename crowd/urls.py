@@ -3,14 +3,17 @@
 from django.urls import path
 
 from crowd import views
+from crowd.qc import views as quality_views
 
 app_name = "crowd"
 
 urlpatterns = [
-    path("campaigns/<slug:slug>/quality/", views.campaign_quality, name="campaign-quality"),
-    path("campaigns/<slug:slug>/quality.csv", views.campaign_quality_csv, name="campaign-quality-csv"),
-    path("campaigns/<slug:slug>/topics/<str:key>/quality/", views.topic_quality, name="topic-quality"),
-    path("campaigns/<slug:slug>/workers/<int:worker_id>/override/", views.worker_override, name="worker-override"),
+    path("campaigns/<slug:slug>/quality/", quality_views.campaign_quality, name="campaign-quality"),
+    path("campaigns/<slug:slug>/quality.csv", quality_views.campaign_quality_csv, name="campaign-quality-csv"),
+    path("campaigns/<slug:slug>/topics/<str:key>/quality/", quality_views.topic_quality, name="topic-quality"),
+    path(
+        "campaigns/<slug:slug>/workers/<int:worker_id>/override/", quality_views.worker_override, name="worker-override"
+    ),
     path("campaigns/<slug:slug>/channel/", views.campaign_channel, name="campaign-channel"),
     path("campaigns/<slug:slug>/channel/set/", views.campaign_channel_set, name="campaign-channel-set"),
     path("campaigns/<slug:slug>/links/new/", views.links_new, name="links-new"),

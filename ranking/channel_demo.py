@@ -15,10 +15,10 @@ import requests
 
 from annotation.campaigns import campaign_update
 from annotation.models import Campaign, Proposition, Topic
-from crowd import links
 from crowd.channels import channel_set
 from crowd.models import Study
-from crowd.session_simulate import links_simulate, prolific_simulate
+from crowd.sessions import links
+from crowd.simulation.sessions import links_simulate, prolific_simulate
 from ranking.demo import DemoReport, topic_statuses
 from ranking.workflow import loop_run, topic_round_publish
 

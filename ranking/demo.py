@@ -25,10 +25,10 @@ from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler,
 from django.db import transaction
 
 from annotation.campaigns import campaign_create
-from annotation.importers import propositions_import
+from annotation.importing.importers import propositions_import
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import HIT
-from crowd.simulate import crowd_simulate
+from crowd.simulation.hits import crowd_simulate
 from ranking import stats
 from ranking.export import ranking_rows
 from ranking.models import RankingSnapshot

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from annotation.models import Proposition, Topic
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
-from crowd.worker_quality import excluded_worker_ids
+from crowd.qc.worker_quality import excluded_worker_ids
 from ranking.models import PropositionScore
 
 FORMATS = ("csv", "tsv", "jsonl")

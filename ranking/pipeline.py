@@ -26,7 +26,7 @@ from django.utils import timezone
 from annotation.batching import comparison_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from crowd.models import HIT, Comparison, LikertLabel, counted
-from crowd.sync import hit_collected
+from crowd.work.sync import hit_collected
 from ranking import rating, selection, stats
 from ranking.export import ranking_rows
 from ranking.likert import likert_means, top_k_with_ties

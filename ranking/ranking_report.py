@@ -9,7 +9,7 @@ from django.utils.safestring import SafeString
 
 from annotation.models import Topic
 from annotation.text import proposition_text
-from crowd.svg import interval_svg, line_svg
+from crowd.qc.svg import interval_svg, line_svg
 from ranking.export import ranking_rows
 from ranking.models import RankingSnapshot
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS

@@ -2,14 +2,14 @@
 
 One pass (`loop_run`, the Celery beat task `ranking.tasks.run_loop`):
 
-    sync        every channel reconciled (crowd.sync): reports which campaigns changed,
+    sync        every channel reconciled (crowd.work.sync): reports which campaigns changed,
                 enqueues nothing
     QC          once per campaign that had news or has a topic ready to move
-                (crowd.worker_quality.campaign_quality_refresh), outside any topic's lock
+                (crowd.qc.worker_quality.campaign_quality_refresh), outside any topic's lock
     advance     each waiting topic of an active campaign, one step, with that QC result
                 (ranking.pipeline.topic_advance)
-    publish     the batch a step chose, after the step committed (crowd.publishing)
-    expire      what a topic that just finished left on offer (crowd.expiry)
+    publish     the batch a step chose, after the step committed (crowd.work.publishing)
+    expire      what a topic that just finished left on offer (crowd.work.expiry)
     finish      a campaign whose every topic is done becomes Finished (annotation.campaigns)
 
 Services below report what they changed; only this module decides what comes next, and it
@@ -27,10 +27,10 @@ from datetime import datetime
 from annotation.campaigns import campaign_finish
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
-from crowd.expiry import batch_expire
-from crowd.publishing import PublishResult, batch_publish, topic_publish
-from crowd.sync import channels_sync_report
-from crowd.worker_quality import campaign_quality_refresh
+from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.work.expiry import batch_expire
+from crowd.work.publishing import PublishResult, batch_publish, topic_publish
+from crowd.work.sync import channels_sync_report
 from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def topic_step(*, topic_id: int, excluded: set[int] | None = None, publish: Publ
 
 def topic_round_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
     """Publish the topic's unpublished batches of `kind` (the Likert one built first if
-    needed; crowd.publishing.topic_publish) and start its Likert round at once, so the
+    needed; crowd.work.publishing.topic_publish) and start its Likert round at once, so the
     dashboard and the command show the round as soon as its HITs are out."""
     results = topic_publish(topic=topic, kind=kind, live=live)
     topic_start(topic_id=topic.pk)

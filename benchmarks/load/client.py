@@ -1,5 +1,5 @@
 """Simulated workers over HTTP: each loads HIT pages, fills the form as a person would
-(crowd/simulate.py's forms_parse and Judge) and posts it, on its own keep-alive connection.
+(crowd/simulation/hits.py's forms_parse and Judge) and posts it, on its own keep-alive connection.
 
 http.client rather than requests: the client shares the machine's cores with gunicorn and
 PostgreSQL, and requests spends several times more CPU per request. Nothing here touches
@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from crowd.simulate import HIT_FORM_ID, RATING_PREFIX, Judge, SimulatedWorker, forms_parse, hit_form_fill
+from crowd.simulation.hits import HIT_FORM_ID, RATING_PREFIX, Judge, SimulatedWorker, forms_parse, hit_form_fill
 
 TURK_SUBMIT_TO = "https://workersandbox.mturk.com"
 REQUEST_TIMEOUT = 30  # seconds

@@ -58,7 +58,7 @@ from benchmarks.load.phases import Meters, Progress, rounds_run  # noqa: E402
 from benchmarks.load.plan import jobs_plan, tasks_needed  # noqa: E402
 from benchmarks.load.report import Figures, repeats_print, report_print  # noqa: E402
 from benchmarks.load.server import Server, ServerError, gunicorn  # noqa: E402
-from crowd.simulate import Judge, crowd_make  # noqa: E402
+from crowd.simulation.hits import Judge, crowd_make  # noqa: E402
 from tests.services import ServiceError, fresh_database, postgres, redis  # noqa: E402
 
 DATABASE = "salience_load_bench"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from annotation.hit_params import MAX_ID_LENGTH, HitParams
+from annotation.hit_page.params import MAX_ID_LENGTH, HitParams
 from config.errors import ApplicationError
 from config.postgresql.prepared import PreparedStatement
 from crowd.answers.content import HitContent

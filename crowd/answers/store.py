@@ -26,7 +26,7 @@ from typing import cast
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from annotation.answers import Answer, answer_parse
+from annotation.hit_page.answers import Answer, answer_parse
 from annotation.models import Batch
 from config.errors import Conflict
 from config.postgresql.prepared import PreparedStatement

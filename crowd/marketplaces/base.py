@@ -57,6 +57,12 @@ class NotFoundAtMarketplace(MarketplaceError):
     code = "marketplace_not_found"
 
 
+class InvalidRemoteAnswer(ApplicationError):
+    """The channel's copy of an answer cannot be read as the HIT page's form fields."""
+
+    code = "invalid_remote_answer"
+
+
 class DuplicateRequest(MarketplaceError):
     """A request token was used before: the earlier request took effect."""
 
@@ -289,6 +295,12 @@ class ChannelPolicy:
         return timedelta(0)
 
     # -- the HIT page
+
+    def answer_fields(self, answer: str) -> dict[str, list[str]]:
+        """The channel's own copy of an answer (RemoteAssignment.answer_xml) as the fields the
+        HIT page would have posted; raises InvalidRemoteAnswer. A channel whose listing holds
+        only answers our page stored has no copy of its own: nothing to recover."""
+        return {}
 
     def submit_host(self, environment: str) -> str | None:
         """Where the channel's worker site takes an answer when the page was opened without

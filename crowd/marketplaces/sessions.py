@@ -1,6 +1,6 @@
 """The Marketplace interface for the session channels (Prolific, participant links).
 
-Both hand tasks out in sessions (crowd/sessions.py) instead of letting workers pick HITs,
+Both hand tasks out in sessions (crowd/sessions/holds.py) instead of letting workers pick HITs,
 but to the rest of the app they are marketplaces like MTurk: publishing records one HIT per
 task, sync lists each HIT's assignments, approval and rejection go through the same review
 code. The "remote" state is ours: a HIT is our own record that the task is on offer, and
@@ -156,8 +156,8 @@ class SessionMarketplace:
         )
 
     def hit_expire(self, hit_id: str) -> None:
-        """Nothing remote: sessions stop getting tasks of an expired HIT (crowd.expiry sets
-        its expiration); a Prolific study is stopped by crowd.studies once its batch ends."""
+        """Nothing remote: sessions stop getting tasks of an expired HIT (crowd.work.expiry sets
+        its expiration); a Prolific study is stopped by crowd.sessions.studies once its batch ends."""
 
     def hit_delete(self, hit_id: str) -> None:
         """Nothing remote: the HIT row stays as the record of what was offered."""

@@ -1,4 +1,4 @@
-"""The researcher's dashboard (annotation.dashboard_views, crowd.progress): access,
+"""The researcher's dashboard (annotation.dashboard.views, crowd.work.progress): access,
 the create form, uploads, publishing with its preview, pause/resume, expiry, and the
 progress figures with their query counts."""
 
@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Topic
 from crowd.localturk import faults
 from crowd.models import HIT, Assignment, Comparison, LedgerEntry, LikertLabel
-from crowd.progress import Progress, campaign_progress
+from crowd.work.progress import Progress, campaign_progress
 from tests.factories import (
     AssignmentFactory,
     BatchFactory,
@@ -305,7 +305,7 @@ def test_confirming_publishes_the_likert_round_to_the_local_endpoint(owner_clien
 
 @pytest.mark.mturk
 def test_expiring_a_batch_stops_its_open_hits(owner_client, topic, local_endpoint):
-    from crowd.publishing import topic_publish
+    from crowd.work.publishing import topic_publish
 
     topic_publish(topic=topic, kind=Batch.Kind.LIKERT)
     batch = topic.batches.get()

@@ -1,4 +1,4 @@
-"""The dashboard's settings page (annotation.dashboard_views.campaign_settings): a draft
+"""The dashboard's settings page (annotation.dashboard.views.campaign_settings): a draft
 changes anything; a published campaign shows its fixed settings read-only and refuses a
 change to one with the message every interface shows, writing nothing."""
 

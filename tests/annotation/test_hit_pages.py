@@ -11,9 +11,9 @@ from django.db import DatabaseError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.hit_params import PREVIEW_ASSIGNMENT_ID, HitParams
+from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID, HitParams
+from annotation.hit_page.tokens import submit_token_make
 from annotation.models import Batch
-from annotation.tokens import submit_token_make
 from crowd.answers.access import hit_access_check
 from crowd.answers.content import CACHE_SECONDS, ProcessCache, hit_content_get
 from crowd.models import Assignment, LikertLabel, Worker, WorkerQuality
@@ -445,7 +445,7 @@ def test_a_token_for_another_task_is_refused(client, likert_task, comparison_tas
 def test_an_expired_token_is_refused(client, likert_task, monkeypatch):
     fields = _form_fields(_page(client, likert_task))
     campaign = likert_task.batch.topic.campaign
-    monkeypatch.setattr("annotation.tokens.GRACE_SECONDS", -campaign.assignment_duration_seconds - 10)
+    monkeypatch.setattr("annotation.hit_page.tokens.GRACE_SECONDS", -campaign.assignment_duration_seconds - 10)
     response = client.post(
         f"/hit/{likert_task.uuid}/submit/", {**fields, **_ratings(likert_task)}, HTTP_ACCEPT="application/json"
     )

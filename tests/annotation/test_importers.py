@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from annotation.campaigns import campaign_create
-from annotation.importers import ImportFailed, propositions_import
+from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import ImportRecord, Proposition, Topic
 
 pytestmark = pytest.mark.django_db
@@ -196,7 +196,7 @@ def test_bad_input_is_reported_by_line_and_nothing_is_written(campaign, content,
 
 
 def test_a_problem_late_in_the_file_rolls_back_the_chunks_already_inserted(campaign, monkeypatch):
-    monkeypatch.setattr("annotation.importers.CHUNK_ROWS", 10)
+    monkeypatch.setattr("annotation.importing.importers.CHUNK_ROWS", 10)
     rows = "".join(f"loans\tsubject {i}\trel\tobj\t0.9\n" for i in range(55))
     text = "topic\tsubject\trelation\tobject\tconfidence\n" + rows + "loans\tx\ty\tz\tnope\n"
     with pytest.raises(ImportFailed) as raised:

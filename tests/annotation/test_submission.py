@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
-from annotation.answers import InvalidAnswer, answer_parse
+from annotation.hit_page.answers import InvalidAnswer, answer_parse
 from annotation.models import Batch
 from config.errors import ApplicationError, Conflict
 from crowd.answers.content import ProcessCache, hit_content_get

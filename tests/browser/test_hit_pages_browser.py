@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 
-from annotation.hit_params import PREVIEW_ASSIGNMENT_ID
+from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from annotation.models import Batch
 from crowd.models import Assignment, Comparison, LikertLabel
 from tests.browser.conftest import PHONE

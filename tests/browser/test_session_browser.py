@@ -5,9 +5,9 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Campaign
-from crowd import links
 from crowd.models import Assignment, LikertLabel, WorkSession
-from crowd.publishing import batch_publish
+from crowd.sessions import links
+from crowd.work.publishing import batch_publish
 from tests.crowd.factories import likert_batch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -81,10 +81,10 @@ def test_the_researcher_sees_links_and_participants(live_server, page, screensho
     Campaign.objects.filter(pk=campaign.pk).update(owner=researcher)
     expert = links.link_create(campaign=campaign, label="Dr. Expert")
     links.link_create(campaign=campaign, kind="open", label="seminar group")
-    from crowd import sessions
+    from crowd.sessions import holds
 
-    session = sessions.link_session_open(link=expert, worker=expert.worker)
-    sessions.hold_next(session)
+    session = holds.link_session_open(link=expert, worker=expert.worker)
+    holds.hold_next(session)
 
     page.goto(f"{live_server.url}/campaigns/{campaign.slug}/channel/")
     page.get_by_label("Username").fill("ada")

@@ -9,7 +9,7 @@ import requests
 
 from crowd.localturk import faults
 from crowd.marketplaces.mturk import client as mturk
-from crowd.simulate import EXTERNAL_SUBMIT_FORM_ID, HIT_FORM_ID, forms_parse
+from crowd.simulation.hits import EXTERNAL_SUBMIT_FORM_ID, HIT_FORM_ID, forms_parse
 
 
 class TurkWorker:

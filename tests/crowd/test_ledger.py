@@ -8,11 +8,12 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from crowd import ledger, links, review, sessions
-from crowd.expiry import batch_expire
-from crowd.models import HIT, Assignment, LedgerEntry
-from crowd.publishing import batch_publish
-from crowd.sync import assignments_sync, channels_sync
+from crowd.models import HIT, Assignment, Bonus, LedgerEntry
+from crowd.sessions import holds, links
+from crowd.work import ledger, review
+from crowd.work.expiry import batch_expire
+from crowd.work.publishing import batch_publish
+from crowd.work.sync import assignments_sync, channels_sync
 from tests.factories import AssignmentFactory, CampaignFactory
 
 from .factories import likert_batch
@@ -87,15 +88,35 @@ def test_participant_links_book_nothing(db):
     batch = likert_batch(propositions=10, channel="links", tasks_per_session=2, assignments_per_hit=1)
     batch_publish(batch_id=batch.pk)
     link = links.link_create(campaign=batch.topic.campaign, kind="open")
-    session = sessions.link_session_open(
-        link=link, worker=sessions.session_worker(channel="links", external_id=f"link{link.pk}-ann")
+    session = holds.link_session_open(
+        link=link, worker=holds.session_worker(channel="links", external_id=f"link{link.pk}-ann")
     )
-    hold = sessions.hold_next(session)
+    hold = holds.hold_next(session)
     AssignmentFactory(task=hold.task, hit=hold.task.hit, worker=session.worker, assignment_id=hold.assignment_id)
-    sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+    holds.hold_submit(session=session, assignment_id=hold.assignment_id)
     channels_sync()
 
     review.assignment_approve(assignment_id=Assignment.objects.get().pk)
 
     assert Assignment.objects.get().status == Assignment.Status.APPROVED
     assert not LedgerEntry.objects.exists()
+
+
+def test_the_one_budget_check_counts_bonuses_granted_but_not_paid():
+    campaign = CampaignFactory(budget_cap=D("2.00"))
+    ledger.entry_record(campaign_id=campaign.pk, kind=ledger.Kind.COMMITTED, reference="task:T1", amount=D("1.00"))
+    assignment = AssignmentFactory(task__batch__topic__campaign=campaign)
+    Bonus.objects.create(assignment=assignment, amount=D("0.50"), reason="kind", token="T")  # 0.60 with MTurk's fee
+
+    ledger.budget_check(campaign=campaign, cost=D("0.40"), what="Publishing", remedy="")  # 1.00 + 0.60 + 0.40 = cap
+    with pytest.raises(ledger.BudgetExceeded) as refused:
+        ledger.budget_check(campaign=campaign, cost=D("0.41"), what="Publishing 1 HIT", remedy="Raise the cap.")
+
+    assert refused.value.details == {
+        "cost": "0.41",
+        "committed": "1.00",
+        "pending_bonuses": "0.60",
+        "cap": "2.00",
+        "shortfall": "0.01",
+    }
+    assert "$0.60 of bonuses is granted but not paid yet" in refused.value.message

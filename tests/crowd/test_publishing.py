@@ -9,13 +9,13 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
-from crowd import ledger, publishing
-from crowd.ledger import BudgetExceeded
 from crowd.localturk import faults
 from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.models import HIT, HITType, LedgerEntry
-from crowd.publishing import batch_publish
 from crowd.tasks import expire_batch, publish_batch, sync_open_hits
+from crowd.work import ledger, publishing
+from crowd.work.ledger import BudgetExceeded
+from crowd.work.publishing import batch_publish
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 from .factories import likert_batch

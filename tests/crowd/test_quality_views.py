@@ -1,4 +1,4 @@
-"""The worker-quality pages (crowd.views): access, the report, overrides and the CSV."""
+"""The worker-quality pages (crowd.qc.views): access, the report, overrides and the CSV."""
 
 import csv
 import io
@@ -8,9 +8,9 @@ from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 
-from crowd import quality_report
 from crowd.models import WorkerDecision, WorkerQuality
-from crowd.worker_quality import campaign_quality_refresh
+from crowd.qc import report as quality_report
+from crowd.qc.worker_quality import campaign_quality_refresh
 from tests.crowd.quality_data import TRAPS, TRUTH, LabelBuilder, small_crowd_labels
 from tests.factories import CampaignFactory, TopicFactory
 

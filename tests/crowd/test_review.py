@@ -6,10 +6,10 @@ import pytest
 from django.urls import reverse
 
 from config.errors import ApplicationError, Conflict
-from crowd import ledger, review
 from crowd.models import HIT, Assignment, Bonus, Worker, WorkerDecision
-from crowd.publishing import batch_publish
-from crowd.sync import assignments_sync
+from crowd.work import ledger, review
+from crowd.work.publishing import batch_publish
+from crowd.work.sync import assignments_sync
 
 from .factories import likert_batch
 
@@ -155,7 +155,7 @@ def test_a_bonus_over_the_budget_cap_is_refused_before_anything_is_paid(local_tu
 
     with pytest.raises(ledger.BudgetExceeded) as refused:
         review.bonus_grant(assignment_id=submitted.pk, amount=D("1.05"), reason="Generous")
-    assert "costs $1.26 with fees" in str(refused.value) and "$0.06 short" in str(refused.value)
+    assert "costs $1.26 with MTurk fees" in str(refused.value) and "$0.06 short" in str(refused.value)
     assert refused.value.details["shortfall"] == "0.06"
     assert not Bonus.objects.exists() and _balance(local_turk) == before
 

@@ -10,10 +10,10 @@ from django.core.management import call_command
 from django.test import Client
 
 from annotation.models import Proposition, Topic
-from crowd import simulate
 from crowd.models import Assignment, LikertLabel
-from crowd.simulate import CONSTANT_SPAMMER, DILIGENT, RANDOM_SPAMMER, TRAP_BLIND, Judge, SimulatedWorker
-from crowd.sync import assignments_sync
+from crowd.simulation import hits as simulate
+from crowd.simulation.hits import CONSTANT_SPAMMER, DILIGENT, RANDOM_SPAMMER, TRAP_BLIND, Judge, SimulatedWorker
+from crowd.work.sync import assignments_sync
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 from .factories import likert_batch

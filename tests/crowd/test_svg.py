@@ -1,9 +1,9 @@
-"""Server-side SVG charts (crowd.svg): well-formed, accessible, escaped."""
+"""Server-side SVG charts (crowd.qc.svg): well-formed, accessible, escaped."""
 
 import math
 import xml.etree.ElementTree as ET
 
-from crowd.svg import histogram_svg, interval_svg, line_svg
+from crowd.qc.svg import histogram_svg, interval_svg, line_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 

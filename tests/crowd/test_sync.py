@@ -9,14 +9,14 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from annotation.models import Batch
-from crowd import ledger
-from crowd.answers_xml import InvalidAnswerXML, answer_fields
-from crowd.expiry import batch_expire
 from crowd.localturk import faults
+from crowd.marketplaces.mturk.answers import InvalidAnswerXML, answer_fields
 from crowd.models import HIT, Assignment, LikertLabel, Worker, WorkerQuality
-from crowd.publishing import batch_publish
-from crowd.sync import assignments_sync
 from crowd.tasks import sync_open_hits
+from crowd.work import ledger
+from crowd.work.expiry import batch_expire
+from crowd.work.publishing import batch_publish
+from crowd.work.sync import assignments_sync
 
 from .factories import likert_batch
 

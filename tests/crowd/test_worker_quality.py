@@ -1,4 +1,4 @@
-"""Worker quality control in the database (crowd.worker_quality): refresh, decisions,
+"""Worker quality control in the database (crowd.qc.worker_quality): refresh, decisions,
 overrides, the optional policies, and the simulated crowd of the quality issue."""
 
 import statistics
@@ -8,17 +8,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from config.errors import ApplicationError
-from crowd import worker_quality
 from crowd.models import Assignment, LikertLabel, Worker, WorkerDecision, WorkerQuality
-from crowd.quality_report import campaign_quality_report
-from crowd.tasks import refresh_campaign_quality
-from crowd.worker_quality import (
+from crowd.qc import worker_quality
+from crowd.qc.report import campaign_quality_report
+from crowd.qc.worker_quality import (
     REJECT_FEEDBACK,
     campaign_quality_refresh,
     counted_labels,
     excluded_worker_ids,
     worker_quality_override,
 )
+from crowd.tasks import refresh_campaign_quality
 from ranking.likert import likert_means
 from tests.crowd.quality_data import TRAPS, LabelBuilder, small_crowd_labels
 from tests.crowd.simulated_crowd import simulated_crowd

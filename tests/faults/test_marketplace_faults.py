@@ -13,9 +13,10 @@ from annotation.batching import likert_tasks_build
 from annotation.models import Batch
 from crowd.localturk import faults
 from crowd.models import HIT, Assignment
-from crowd.publishing import hit_url
-from crowd.simulate import crowd_simulate
-from crowd.tasks import publish_batch, sync_open_hits
+from crowd.simulation.hits import crowd_simulate
+from crowd.tasks import publish_batch
+from crowd.work.publishing import hit_url
+from ranking.tasks import run_loop
 
 from .conftest import endpoint_hit_urls, wait_until
 from .topics import small_topic
@@ -50,16 +51,16 @@ def test_publish_and_sync_outlast_marketplace_faults_by_retrying(start_worker, l
     )
     assert crowd.submitted == 6
     faults.inject(throttle=1, service_fault=1, operations=["ListAssignmentsForHIT"])
-    synced = sync_open_hits.delay().id
-    # The sync verifies the answers and hands the topic on: QC, then comparison batch 1.
+    synced = run_loop.delay().id
+    # The pass verifies the answers and moves the topic on: QC, then comparison batch 1.
     wait_until(
         lambda: Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON, status=Batch.Status.PUBLISHED).exists(),
-        what="the sync to verify the answers and the pipeline to publish the next batch",
+        what="the pass to verify the answers and publish the next batch",
     )
     wait_until(worker.idle, what="the worker to finish")
     assert faults.active() == []
-    assert worker.log().count(f"sync_open_hits[{synced}] retry: Retry in") == 2
-    assert f"sync_open_hits[{synced}] succeeded" in worker.log()
+    assert worker.log().count(f"run_loop[{synced}] retry: Retry in") == 2
+    assert f"run_loop[{synced}] succeeded" in worker.log()
     assert Assignment.objects.count() == 6
     assert set(Assignment.objects.values_list("verification", flat=True)) == {Assignment.Verification.VERIFIED}
     _assert_each_task_has_one_hit()

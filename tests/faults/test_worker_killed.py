@@ -15,7 +15,7 @@ import pytest
 
 from annotation.models import Batch, Topic
 from crowd.models import HIT
-from crowd.publishing import hit_url
+from crowd.work.publishing import hit_url
 from ranking.models import PropositionScore, RankingSnapshot
 from ranking.tasks import advance_topic
 

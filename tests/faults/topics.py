@@ -8,7 +8,7 @@ from annotation.models import Batch, Topic
 from crowd.answers.content import hit_content_get
 from crowd.answers.store import answer_submit
 from crowd.models import Assignment
-from crowd.publishing import batch_publish
+from crowd.work.publishing import batch_publish
 from ranking.workflow import topic_step
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 

@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.campaigns import campaign_create
-from annotation.importers import propositions_import
+from annotation.importing.importers import propositions_import
 from annotation.models import Batch
 from crowd.answers.content import ProcessCache
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory

@@ -4,7 +4,7 @@ ImportRecord, or nothing at all and problems that name a file and a line that ex
 import json
 import re
 
-from annotation.importers import MAX_PROBLEMS
+from annotation.importing.importers import MAX_PROBLEMS
 from annotation.models import ImportRecord, Proposition, Topic
 from tests.fuzz.proposition_files import ProposedFile
 

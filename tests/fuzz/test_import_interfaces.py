@@ -12,7 +12,7 @@ from django.urls import reverse
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from annotation.importers import ImportFailed, propositions_import
+from annotation.importing.importers import ImportFailed, propositions_import
 from tests.fuzz.examples import FUZZ_SLOW, isolated
 from tests.fuzz.import_checks import (
     assert_imported_whole,

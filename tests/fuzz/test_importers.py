@@ -9,7 +9,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from annotation.importers import PROPOSITION_MAX_BYTES, SNIFF_BYTES, ImportFailed, propositions_import
+from annotation.importing.importers import PROPOSITION_MAX_BYTES, SNIFF_BYTES, ImportFailed, propositions_import
 from annotation.models import Proposition, Topic
 from tests.fuzz.examples import FUZZ, isolated
 from tests.fuzz.import_checks import (

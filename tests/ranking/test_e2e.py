@@ -9,11 +9,11 @@ import time
 import pytest
 
 from annotation.campaigns import campaign_create
-from annotation.importers import propositions_import
+from annotation.importing.importers import propositions_import
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import HIT
-from crowd.publishing import topic_publish
-from crowd.simulate import crowd_simulate
+from crowd.simulation.hits import crowd_simulate
+from crowd.work.publishing import topic_publish
 from ranking.export import ranking_rows
 from ranking.stats import spearman
 

@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from annotation.campaigns import campaign_resume
 from annotation.models import Batch, Campaign, Topic
-from crowd import worker_quality
-from crowd.sync import assignments_sync
+from crowd.qc import worker_quality
+from crowd.work.sync import assignments_sync
 from ranking import workflow
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 from tests.ranking.test_pipeline import answer_batch, publish_recorder, start_likert

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats import FORMATS
-from annotation.importers import ImportFailed, propositions_import
+from annotation.importing.formats import FORMATS
+from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import Campaign
 
 

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
-from crowd.expiry import batch_expire
+from crowd.work.expiry import batch_expire
 
 
 class Command(BaseCommand):

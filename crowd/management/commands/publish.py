@@ -6,7 +6,7 @@ from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.channels import channel_set
 from crowd.marketplaces.registry import channel_policy
-from crowd.publishing import topic_publish_plans
+from crowd.work.publishing import topic_publish_plans
 from ranking.workflow import topic_round_publish
 
 

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Campaign, Proposition
 from crowd.marketplaces.registry import channel_policy
 from crowd.models import HIT
-from crowd.simulate import SimulationError, crowd_simulate
+from crowd.simulation.hits import SimulationError, crowd_simulate
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 from crowd.marketplaces.base import ChannelPolicy, PaymentUnit, Requirement
-from crowd.marketplaces.mturk import fees
+from crowd.marketplaces.mturk import answers, fees
 
 if TYPE_CHECKING:
     from annotation.models import Campaign
@@ -60,6 +60,10 @@ class MTurkPolicy(ChannelPolicy):
     def approval_margin(self) -> timedelta:
         """MTurk auto-approves on its own clock: approve this long before it would."""
         return timedelta(seconds=settings.MTURK_APPROVAL_MARGIN_SECONDS)
+
+    def answer_fields(self, answer: str) -> dict[str, list[str]]:
+        """MTurk keeps a copy of every answer posted to externalSubmit, as QuestionFormAnswers XML."""
+        return answers.answer_fields(answer)
 
     def submit_host(self, environment: str) -> str | None:
         return self.submit_hosts.get(environment)

@@ -5,7 +5,7 @@ places are sessions of `tasks_per_session` tasks, the study URL brings the parti
 `/s/prolific/` with Prolific's participant, study and session ids, and the last task
 redirects to Prolific's completion URL with the study's completion code. What happens to the
 study afterwards (submissions approved or rejected, places topped up, the study stopped)
-is crowd/studies.py, a service that uses the session bookkeeping.
+is crowd/sessions/studies.py, a service that uses the session bookkeeping.
 """
 
 import math

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
-from crowd.worker_quality import campaign_quality_refresh
+from crowd.qc.worker_quality import campaign_quality_refresh
 from ranking.workflow import topic_step
 
 

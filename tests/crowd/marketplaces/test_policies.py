@@ -6,7 +6,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from annotation.headers import hit_frame_ancestors
+from annotation.hit_page.headers import hit_frame_ancestors
 from annotation.models import Campaign
 from config.errors import ApplicationError
 from crowd.channels import channel_set

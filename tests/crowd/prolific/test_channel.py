@@ -11,15 +11,16 @@ from django.core.cache import cache
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
-from crowd import channels, ledger, review
-from crowd.ledger import BudgetExceeded
+from crowd import channels
 from crowd.localprolific import faults
 from crowd.models import HIT, Assignment, LedgerEntry, Study, TaskHold, WorkSession
-from crowd.publishing import batch_publish
-from crowd.session_simulate import Participant
-from crowd.simulate import DILIGENT, Judge, SimulatedWorker
-from crowd.sync import channels_sync
-from crowd.worker_quality import campaign_quality_refresh
+from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.simulation.hits import DILIGENT, Judge, SimulatedWorker
+from crowd.simulation.sessions import Participant
+from crowd.work import ledger, review
+from crowd.work.ledger import BudgetExceeded
+from crowd.work.publishing import batch_publish
+from crowd.work.sync import channels_sync
 from ranking.channel_demo import local_prolific_starter
 from tests.crowd.factories import likert_batch
 

@@ -11,14 +11,14 @@ import requests
 from django.core.cache import cache
 
 from annotation.models import Campaign
-from crowd import review
-from crowd.expiry import batch_expire
 from crowd.models import Assignment, LedgerEntry, Study
-from crowd.publishing import batch_publish
-from crowd.session_simulate import Participant
-from crowd.simulate import DILIGENT, Judge, SimulatedWorker
-from crowd.sync import channels_sync
-from crowd.worker_quality import campaign_quality_refresh
+from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.simulation.hits import DILIGENT, Judge, SimulatedWorker
+from crowd.simulation.sessions import Participant
+from crowd.work import review
+from crowd.work.expiry import batch_expire
+from crowd.work.publishing import batch_publish
+from crowd.work.sync import channels_sync
 from ranking.channel_demo import local_prolific_starter
 from tests.crowd.factories import likert_batch
 

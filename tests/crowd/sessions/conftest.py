@@ -4,8 +4,8 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Campaign
-from crowd import links
-from crowd.publishing import batch_publish
+from crowd.sessions import links
+from crowd.work.publishing import batch_publish
 from tests.crowd.factories import likert_batch
 
 

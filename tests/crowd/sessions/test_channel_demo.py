@@ -1,15 +1,21 @@
 """`make demo CHANNEL=...`'s job in its quick variant: a whole campaign on each session
 channel, worked in sessions through the real pages, ends in an exported ranking."""
 
+import csv
+import re
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from annotation.models import Batch, Campaign, Topic
 from crowd.models import Assignment, Study, WorkSession
 from ranking.export import ranking_rows
+from ranking.stats import spearman
 from tests.services import free_port
 
-SPEARMAN = r"(\S+): Spearman of the final ranking with the simulated crowd's hidden truth = ([0-9.]+)"
+SPEARMAN = r"(\S+): Spearman of the final ranking with the simulated crowd's hidden truth = (-?[0-9.]+|n/a)"
 
 
 def _run(channel, capsys):
@@ -18,16 +24,21 @@ def _run(channel, capsys):
 
 
 def _check_ranking(output):
-    import re
-
     campaign = Campaign.objects.get(slug="demo")
-    agreement = dict(re.findall(SPEARMAN, output))
+    printed = dict(re.findall(SPEARMAN, output))
+    with (Path(settings.BASE_DIR) / "samples" / "demo" / "propositions.tsv").open(encoding="utf-8") as handle:
+        truth = {row["id"]: float(row["importance"]) for row in csv.DictReader(handle, delimiter="\t")}
     for topic in campaign.topics.all():
         assert topic.state == Topic.State.DONE
         rows = ranking_rows(topic=topic)
         assert len(rows) == topic.propositions.filter(trap_kind="none").count()
         assert rows[0]["mu"] is not None and rows[0]["rank"] == 1
-        assert float(agreement[topic.key]) > 0.2  # the crowd's truth shows through
+        assert topic.key in printed  # the demo reports its agreement with the truth
+        # The crowd's truth shows through the whole ranking. (The printed figure covers only
+        # the dozen near-tied propositions the quick variant compares: too few to judge by.)
+        external = dict(topic.propositions.values_list("pk", "external_id"))
+        ranks = {row["id"]: -row["rank"] for row in rows}
+        assert spearman(ranks, {pid: truth[external[pid]] for pid in ranks}) > 0.5
     # Every counted answer came through a session, each of its own participant.
     counted = Assignment.objects.filter(verification="verified")
     assert counted.exists() and not counted.filter(worker__channel="mturk").exists()

@@ -5,8 +5,8 @@ import pytest
 from django.contrib.messages import get_messages
 
 from annotation.models import Campaign
-from crowd import sessions
 from crowd.models import ParticipantLink
+from crowd.sessions import holds
 from tests.annotation.test_campaigns import published
 from tests.factories import CampaignFactory
 
@@ -119,10 +119,10 @@ def test_the_participants_table_counts_sessions_and_tasks(owner_client, campaign
     batch = links_batch()
     batch.topic.campaign.owner = campaign.owner
     batch.topic.campaign.save()
-    from crowd import links
+    from crowd.sessions import links
 
     link = links.link_create(campaign=batch.topic.campaign, label="Dr. Expert")
-    sessions.link_session_open(link=link, worker=link.worker)
+    holds.link_session_open(link=link, worker=link.worker)
 
     page = owner_client.get(f"/campaigns/{batch.topic.campaign.slug}/channel/").content.decode()
 

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from crowd import links, sessions
 from crowd.models import TaskHold
+from crowd.sessions import links
 
 from .conftest import links_batch
 
@@ -26,10 +26,10 @@ def test_simultaneous_arrivals_never_overfill_a_task():
 
     def participant(number):
         try:
-            worker = sessions.session_worker(channel="links", external_id=f"link{link.pk}-p{number}")
-            session = sessions.link_session_open(link=link, worker=worker)
+            worker = holds.session_worker(channel="links", external_id=f"link{link.pk}-p{number}")
+            session = holds.link_session_open(link=link, worker=worker)
             start.wait()
-            sessions.hold_next(session)
+            holds.hold_next(session)
         except Exception as error:  # reported below, with the others
             errors.append(error)
         finally:

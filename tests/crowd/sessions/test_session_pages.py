@@ -5,9 +5,9 @@ import re
 from html import unescape
 from urllib.parse import urlsplit
 
-from crowd import links
 from crowd.models import Assignment, LikertLabel, WorkSession
-from crowd.simulate import forms_parse
+from crowd.sessions import links
+from crowd.simulation.hits import forms_parse
 
 from .conftest import links_batch
 

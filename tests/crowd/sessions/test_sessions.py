@@ -7,16 +7,17 @@ from django.utils import timezone
 
 from annotation.models import Batch
 from config.errors import ApplicationError, Conflict, Gone
-from crowd import ledger, links, sessions
 from crowd.models import HIT, Assignment, WorkerQuality, WorkSession
+from crowd.sessions import holds, links
+from crowd.work import ledger
 from tests.factories import AssignmentFactory
 
 from .conftest import links_batch
 
 
 def _session(link, code):
-    worker = sessions.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
-    return sessions.link_session_open(link=link, worker=worker)
+    worker = holds.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
+    return holds.link_session_open(link=link, worker=worker)
 
 
 def _answer(hold):
@@ -44,22 +45,22 @@ def test_publishing_on_links_offers_every_task_and_costs_nothing(db):
 def test_a_session_gets_each_task_once_and_never_more_holders_than_needed(open_link):
     first, second, third = (_session(open_link, code) for code in ("ann", "bob", "cyd"))
 
-    held = [sessions.hold_next(s) for s in (first, second, third)]
+    held = [holds.hold_next(s) for s in (first, second, third)]
 
     # Two assignments per task: the third participant gets the second task.
     assert held[0].task_id == held[1].task_id != held[2].task_id
     assert len({h.assignment_id for h in held}) == 3
     # Asking again returns the hold in hand, not a new task.
-    assert sessions.hold_next(first).pk == held[0].pk
+    assert holds.hold_next(first).pk == held[0].pk
 
 
 def test_a_participant_never_gets_a_task_they_did(open_link):
     session = _session(open_link, "ann")
-    hold = sessions.hold_next(session)
+    hold = holds.hold_next(session)
     _answer(hold)
-    sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+    holds.hold_submit(session=session, assignment_id=hold.assignment_id)
 
-    later = sessions.hold_next(session)
+    later = holds.hold_next(session)
 
     assert later.task_id != hold.task_id and later.position == 2
 
@@ -70,37 +71,37 @@ def test_an_abandoned_hold_is_released_after_the_assignment_duration(open_link):
     campaign.save()
     campaign.topics.get().batches.get().tasks.update(assignments_needed=1)
     slow, other = _session(open_link, "slow"), _session(open_link, "other")
-    held = sessions.hold_next(slow)
+    held = holds.hold_next(slow)
     later = timezone.now() + timedelta(seconds=campaign.assignment_duration_seconds + 1)
 
-    assert sessions.hold_next(other).task_id != held.task_id  # the slot is taken for now
-    report = sessions.sessions_verify(now=later)
+    assert holds.hold_next(other).task_id != held.task_id  # the slot is taken for now
+    report = holds.sessions_verify(now=later)
     third = _session(open_link, "third")
 
     assert report.released == 2
-    assert sessions.hold_next(third, now=later).task_id == held.task_id
+    assert holds.hold_next(third, now=later).task_id == held.task_id
 
 
 def test_an_answer_counts_only_through_its_own_hold(open_link):
     session, intruder = _session(open_link, "ann"), _session(open_link, "eve")
-    hold = sessions.hold_next(session)
+    hold = holds.hold_next(session)
 
     with pytest.raises(Conflict, match="not handed to you"):
-        sessions.hold_submit(session=intruder, assignment_id=hold.assignment_id)
+        holds.hold_submit(session=intruder, assignment_id=hold.assignment_id)
     with pytest.raises(ApplicationError, match="not saved"):
-        sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+        holds.hold_submit(session=session, assignment_id=hold.assignment_id)
     answer = _answer(hold)
-    sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
-    sessions.hold_submit(session=session, assignment_id=hold.assignment_id)  # a repeat changes nothing
+    holds.hold_submit(session=session, assignment_id=hold.assignment_id)
+    holds.hold_submit(session=session, assignment_id=hold.assignment_id)  # a repeat changes nothing
 
     answer.refresh_from_db()
     assert answer.verification == Assignment.Verification.VERIFIED
-    assert sessions.progress(session).done == 1
+    assert holds.progress(session).done == 1
 
 
 def test_an_answer_no_hold_covers_is_never_counted(open_link):
     session = _session(open_link, "ann")
-    hold = sessions.hold_next(session)
+    hold = holds.hold_next(session)
     other_task = open_link.campaign.topics.get().batches.get().tasks.exclude(pk=hold.task_id).first()
     forged = AssignmentFactory(
         task=other_task,
@@ -111,7 +112,7 @@ def test_an_answer_no_hold_covers_is_never_counted(open_link):
     )
     lost_copy = _answer(hold)  # stored by the page, its copy never reached the session
 
-    report = sessions.sessions_verify()
+    report = holds.sessions_verify()
 
     forged.refresh_from_db()
     lost_copy.refresh_from_db()
@@ -123,14 +124,14 @@ def test_an_answer_no_hold_covers_is_never_counted(open_link):
 def test_the_session_finishes_after_its_last_task(open_link):
     session = _session(open_link, "ann")
     for _ in range(session.tasks_target):
-        hold = sessions.hold_next(session)
+        hold = holds.hold_next(session)
         _answer(hold)
-        sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+        holds.hold_submit(session=session, assignment_id=hold.assignment_id)
 
     session.refresh_from_db()
     assert session.status == WorkSession.Status.FINISHED
-    assert sessions.hold_next(session) is None
-    assert sessions.progress(session).finished
+    assert holds.hold_next(session) is None
+    assert holds.progress(session).finished
 
 
 def test_the_pool_running_dry_ends_the_hand_out(db):
@@ -138,33 +139,33 @@ def test_the_pool_running_dry_ends_the_hand_out(db):
     link = links.link_create(campaign=batch.topic.campaign, kind="open")
     session = _session(link, "ann")
     for _ in range(2):
-        hold = sessions.hold_next(session)
+        hold = holds.hold_next(session)
         _answer(hold)
-        sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+        holds.hold_submit(session=session, assignment_id=hold.assignment_id)
 
-    assert sessions.hold_next(session) is None
-    assert sessions.hold_next(_session(link, "bob")) is None
+    assert holds.hold_next(session) is None
+    assert holds.hold_next(_session(link, "bob")) is None
 
 
 def test_excluded_and_blocked_workers_are_turned_away(open_link):
     session = _session(open_link, "ann")
-    assert not sessions.worker_turned_away(campaign=open_link.campaign, worker=session.worker)
+    assert not holds.worker_turned_away(campaign=open_link.campaign, worker=session.worker)
     WorkerQuality.objects.create(campaign=open_link.campaign, worker=session.worker, computed_status="excluded")
-    assert sessions.worker_turned_away(campaign=open_link.campaign, worker=session.worker)
+    assert holds.worker_turned_away(campaign=open_link.campaign, worker=session.worker)
 
 
 def test_revoking_a_link_stops_new_sessions_and_frees_the_task_in_hand(db):
     batch = links_batch()
     link = links.link_create(campaign=batch.topic.campaign, label="Dr. Expert")
-    session = sessions.link_session_open(link=link, worker=link.worker)
-    hold = sessions.hold_next(session)
+    session = holds.link_session_open(link=link, worker=link.worker)
+    hold = holds.hold_next(session)
 
     stopped = links.link_revoke(link=link)
 
     hold.refresh_from_db()
     assert stopped == 1 and hold.released_at is not None
     with pytest.raises(Gone):
-        sessions.link_session_open(link=link, worker=link.worker)
+        holds.link_session_open(link=link, worker=link.worker)
 
 
 def test_links_need_a_links_campaign(db):
@@ -180,10 +181,10 @@ def test_participant_counts(db):
     campaign = batch.topic.campaign
     personal = links.link_create(campaign=campaign, label="Dr. Expert")
     idle = links.link_create(campaign=campaign, label="Prof. Idle")
-    session = sessions.link_session_open(link=personal, worker=personal.worker)
-    hold = sessions.hold_next(session)
+    session = holds.link_session_open(link=personal, worker=personal.worker)
+    hold = holds.hold_next(session)
     _answer(hold)
-    sessions.hold_submit(session=session, assignment_id=hold.assignment_id)
+    holds.hold_submit(session=session, assignment_id=hold.assignment_id)
 
     rows = {row.participant: row for row in links.participants(campaign=campaign)}
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from crowd import session_views
+from crowd.sessions import views as session_views
 
 app_name = "sessions"
 

@@ -14,8 +14,8 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition, Task, TaskItem, Topic
-from crowd import ledger
 from crowd.models import HIT, Assignment, Comparison, LikertLabel, confirmed, counted
+from crowd.work import ledger
 
 PENDING = Assignment.Verification.PENDING
 
@@ -152,7 +152,7 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
 
 
 def _open_hits_by_batch(campaign: Campaign) -> dict[int, int]:
-    """HITs still offered to workers (what crowd.expiry.batch_expire would expire), per batch."""
+    """HITs still offered to workers (what crowd.work.expiry.batch_expire would expire), per batch."""
     rows = (
         HIT.objects.on_offer(timezone.now())
         .filter(task__batch__topic__campaign=campaign)

@@ -3,7 +3,7 @@
 Every response here (page, submit, result and error pages) goes through
 `hit_frame_headers`, so it can be shown inside MTurk's iframe. The submit view is
 csrf_exempt because cookies are third-party in that iframe; the signed token in the form
-protects it instead (annotation/tokens.py).
+protects it instead (annotation/hit_page/tokens.py).
 """
 
 from uuid import UUID
@@ -15,11 +15,11 @@ from django.utils.html import escape
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.answers import LIKERT_SCALE
-from annotation.headers import FORM_TARGETS_ATTRIBUTE, hit_frame_headers
-from annotation.hit_params import HitParams, url_origin
-from annotation.page_shells import hidden_inputs, shell_fill, shell_get
-from annotation.tokens import submit_token_check, submit_token_make
+from annotation.hit_page.answers import LIKERT_SCALE
+from annotation.hit_page.headers import FORM_TARGETS_ATTRIBUTE, hit_frame_headers
+from annotation.hit_page.params import HitParams, url_origin
+from annotation.hit_page.shells import hidden_inputs, shell_fill, shell_get
+from annotation.hit_page.tokens import submit_token_check, submit_token_make
 from config.errors import ApplicationError, NotFound
 from crowd.answers.access import Access, PageState, hit_access_check
 from crowd.answers.content import HitContent, hit_content_get

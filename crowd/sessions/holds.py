@@ -282,7 +282,7 @@ def session_channels() -> list[str]:
     return [policy.channel for policy in policies() if policy.sessions]
 
 
-# ---- Bookkeeping (crowd.sync runs it with every sync) -----------------------------------
+# ---- Bookkeeping (crowd.work.sync runs it with every sync) -----------------------------------
 
 
 @dataclass

@@ -4,7 +4,7 @@
    (three switches, see `production_guard_check`), an HTTPS SITE_URL for real MTurk.
    The checks specific to the channel are its policy's (Prolific: no sandbox, its pay floor).
 2. Budget: under a lock on the campaign, what publishing commits in the channel's unit
-   (crowd.ledger.batch_commit: MTurk every assignment at reward + fee, Prolific the study's
+   (crowd.work.ledger.batch_commit: MTurk every assignment at reward + fee, Prolific the study's
    places at the session reward + service fee, links nothing) must fit under the cap with
    what is already committed; then it is committed in the ledger. A refusal writes nothing
    and names the cost, the commitment, the cap and the shortfall.
@@ -31,10 +31,10 @@ from annotation.batching import likert_tasks_build
 from annotation.campaigns import campaign_activate
 from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
-from crowd import ledger
 from crowd.marketplaces.base import Marketplace, Publication, RemoteHIT, Requirement, WorkType
 from crowd.marketplaces.registry import channel_policy, get_marketplace
 from crowd.models import HIT, HITType
+from crowd.work import ledger
 
 Environment = Campaign.Environment
 

@@ -2,7 +2,7 @@
 
 Opening a batch's study is the Prolific adapter's (crowd/marketplaces/prolific/studies.py);
 this service keeps every open study in step with Prolific at each sync, using the session
-bookkeeping (crowd.sessions) and the ledger:
+bookkeeping (crowd.sessions.holds) and the ledger:
 
 * a returned or timed-out submission abandons its session, which frees its task;
 * a finished session's submission is approved once every answer in it is reviewed, or
@@ -21,11 +21,12 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Batch
-from crowd import ledger, sessions
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
 from crowd.marketplaces.prolific.wire import STOPPED, RemoteSubmission, StudyStatus, SubmissionStatus
 from crowd.models import Assignment, Study, TaskHold, WorkSession
+from crowd.sessions import holds
+from crowd.work import ledger
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +124,7 @@ def _submission_apply(
     if session.submission_id != submission.id or session.submission_status != status:
         WorkSession.objects.filter(pk=session.pk).update(submission_id=submission.id, submission_status=status)
     if status in ABANDONED_STATUSES and session.status == WorkSession.Status.ACTIVE:
-        sessions.session_abandon(session)
+        holds.session_abandon(session)
         report.abandoned += 1
         return status
     if status in (SubmissionStatus.APPROVED, SubmissionStatus.REJECTED) and session.reviewed_at is None:

@@ -20,7 +20,7 @@ from annotation.models import Campaign, Proposition
 from config.errors import ApplicationError, NotFound
 from crowd.models import Assignment, Comparison, LikertLabel, Worker, WorkerDecision, WorkerQuality, counted
 from crowd.quality import comparison_agreement, exclusion_reasons, leave_one_out_details, trap_report
-from crowd.review import assignment_reject, worker_block
+from crowd.work.review import assignment_reject, worker_block
 
 logger = logging.getLogger(__name__)
 

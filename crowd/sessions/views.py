@@ -16,12 +16,12 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.hit_params import HitParams
+from annotation.hit_page.params import HitParams
 from annotation.models import Campaign
 from config.errors import ApplicationError, NotFound
-from crowd import sessions
 from crowd.marketplaces.prolific.studies import completion_url
 from crowd.models import ParticipantLink, Study, WorkSession
+from crowd.sessions import holds
 
 Channel = Campaign.Channel
 PARTICIPANT_CODE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
@@ -47,8 +47,8 @@ def prolific_arrival(request: HttpRequest) -> HttpResponse:
     study = Study.objects.select_related("batch__topic__campaign").filter(study_id=study_id).first()
     if study is None:
         return _message(request, "Unknown study", "There is no such study here. Please return it on Prolific.", 404)
-    worker = sessions.session_worker(channel=Channel.PROLIFIC, external_id=pid)
-    session = sessions.study_session_open(study=study, worker=worker, external_session_id=session_id)
+    worker = holds.session_worker(channel=Channel.PROLIFIC, external_id=pid)
+    session = holds.study_session_open(study=study, worker=worker, external_session_id=session_id)
     return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
 
 
@@ -69,12 +69,12 @@ def link_page(request: HttpRequest, token: str) -> HttpResponse:
             if not PARTICIPANT_CODE.fullmatch(code):
                 error = "Enter the participant code you were given: letters, digits, dots, dashes or underscores."
             else:
-                worker = sessions.session_worker(channel=Channel.LINKS, external_id=f"link{link.pk}-{code}")
+                worker = holds.session_worker(channel=Channel.LINKS, external_id=f"link{link.pk}-{code}")
         if not error:
-            if sessions.worker_turned_away(campaign=link.campaign, worker=worker):
+            if holds.worker_turned_away(campaign=link.campaign, worker=worker):
                 return render(request, "session/unavailable.html", status=403)
             try:
-                session = sessions.link_session_open(link=link, worker=worker)
+                session = holds.link_session_open(link=link, worker=worker)
             except ApplicationError as failure:
                 return _message(request, "Cannot start", failure.message, failure.http_status)
             return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
@@ -100,19 +100,19 @@ def link_page(request: HttpRequest, token: str) -> HttpResponse:
 @require_GET
 def session_page(request: HttpRequest, key) -> HttpResponse:
     try:
-        session = sessions.session_get(key)
+        session = holds.session_get(key)
     except NotFound as error:
         return _message(request, "Unknown session", error.message, 404)
-    if sessions.worker_turned_away(campaign=session.campaign, worker=session.worker):
+    if holds.worker_turned_away(campaign=session.campaign, worker=session.worker):
         return render(request, "session/unavailable.html", status=403)
     if session.status == WorkSession.Status.ABANDONED:
         return _message(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
-    hold = sessions.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
+    hold = holds.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
     if hold is None and session.status == WorkSession.Status.ACTIVE:
         return _nothing_left(request, session)
     if hold is None:
         return _completion(request, session)
-    progress = sessions.progress(session)
+    progress = holds.progress(session)
     submit_to = request.build_absolute_uri(reverse("sessions:session", args=[session.key])).rstrip("/")
     query = HitParams(
         assignment_id=hold.assignment_id,
@@ -139,8 +139,8 @@ def answer_copy(request: HttpRequest, key) -> HttpResponse:
     """Where the HIT page posts its copy of the answer (its turkSubmitTo). The session key in
     the address is the participant's secret; the hold proves the task was handed to them."""
     try:
-        session = sessions.session_get(key)
-        sessions.hold_submit(session=session, assignment_id=request.POST.get("assignmentId", "").strip())
+        session = holds.session_get(key)
+        holds.hold_submit(session=session, assignment_id=request.POST.get("assignmentId", "").strip())
     except ApplicationError as error:
         back = reverse("sessions:session", args=[key])
         return render(request, "session/not_counted.html", {"error": error, "back": back}, status=error.http_status)
@@ -154,7 +154,7 @@ def _completion(request: HttpRequest, session: WorkSession) -> HttpResponse:
     """The channel's completion step; the Prolific completion code appears only here."""
     if session.study is not None:
         return HttpResponseRedirect(completion_url(session.study))
-    done = sessions.progress(session).done
+    done = holds.progress(session).done
     return render(request, "session/finished.html", {"session": session, "done": done})
 
 

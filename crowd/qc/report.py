@@ -3,7 +3,7 @@ beside the crowd-level agreement statistics, each next to what Falke & Gurevych 
 reported, the bootstrap stability curve (van Halteren & Teufel 2004) and, when the same
 topic was run twice, the reliability between the runs.
 
-Everything is computed from the counted labels (see crowd.worker_quality); "without the
+Everything is computed from the counted labels (see crowd.qc.worker_quality); "without the
 excluded" drops the workers aggregation drops. Undefined statistics are None.
 """
 
@@ -18,6 +18,8 @@ from django.utils.safestring import SafeString
 
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import WorkerQuality
+from crowd.qc.svg import histogram_svg, line_svg
+from crowd.qc.worker_quality import LOO_FLOOR, TRAP_FAIL_AT, CountedLabels, counted_labels, excluded_worker_ids
 from crowd.quality import (
     RunReliability,
     StabilityPoint,
@@ -28,8 +30,6 @@ from crowd.quality import (
     run_reliability,
     trap_report,
 )
-from crowd.svg import histogram_svg, line_svg
-from crowd.worker_quality import LOO_FLOOR, TRAP_FAIL_AT, CountedLabels, counted_labels, excluded_worker_ids
 from ranking.likert import likert_means
 
 PAPER_TRAP_MEANS = {Proposition.TrapKind.OBVIOUS: 1.08, Proposition.TrapKind.SUBTLE: 1.14}

@@ -25,8 +25,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation import formats
-from annotation.formats import Problem, Row
+from annotation.importing import formats
+from annotation.importing.formats import Problem, Row
 from annotation.models import Campaign, ImportRecord, Proposition, Topic
 from annotation.text import normalize_text, proposition_text
 from config.errors import ApplicationError

@@ -39,13 +39,12 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.answers import InvalidAnswer
+from annotation.hit_page.answers import InvalidAnswer
 from config.errors import ApplicationError, Conflict
-from crowd import ledger
 from crowd.answers.content import hit_content_get
 from crowd.answers.store import answer_submit
-from crowd.answers_xml import InvalidAnswerXML, answer_fields
 from crowd.marketplaces.base import (
+    InvalidRemoteAnswer,
     Marketplace,
     MarketplaceError,
     MarketplaceUnavailable,
@@ -54,9 +53,10 @@ from crowd.marketplaces.base import (
 )
 from crowd.marketplaces.registry import channel_policy, get_marketplace
 from crowd.models import CONFIRMED, HIT, Assignment, WorkerQuality, confirmed
-from crowd.review import assignment_approve, review_record
-from crowd.sessions import sessions_verify
-from crowd.studies import studies_sync
+from crowd.sessions.holds import sessions_verify
+from crowd.sessions.studies import studies_sync
+from crowd.work import ledger
+from crowd.work.review import assignment_approve, review_record
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | No
 
 def channels_sync(*, now: datetime | None = None) -> dict:
     """One sync of everything: answers of session channels matched with their holds, every
-    open HIT of every channel, then Prolific's submissions (crowd.studies)."""
+    open HIT of every channel, then Prolific's submissions (crowd.sessions.studies)."""
     return channels_sync_report(now=now)[1]
 
 
@@ -194,7 +194,8 @@ def _remote_apply(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> 
 
 
 def _recover(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> Assignment | None:
-    """Store MTurk's copy of an answer our page never received; None when it is not valid."""
+    """Store the channel's copy of an answer our page never received (MTurk keeps one);
+    None when it is not valid."""
     try:
         content = hit_content_get(hit.task.uuid)
         assert content is not None, "the HIT's task exists: the caller holds the HIT's row lock"
@@ -202,10 +203,10 @@ def _recover(*, hit: HIT, remote: RemoteAssignment, report: SyncReport) -> Assig
             content=content,
             assignment_id=remote.assignment_id,
             worker_external_id=remote.worker_id,
-            fields=answer_fields(remote.answer_xml),
+            fields=channel_policy(hit.channel).answer_fields(remote.answer_xml),
             accepted_at=remote.accepted_at,
         )
-    except (InvalidAnswerXML, InvalidAnswer, Conflict) as error:
+    except (InvalidRemoteAnswer, InvalidAnswer, Conflict) as error:
         logger.warning(
             "HIT %s: the marketplace's copy of assignment %s of worker %s cannot be stored: %s",
             hit.hit_id,

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import dashboard_views as views
+from annotation.dashboard import views
 
 app_name = "dashboard"
 

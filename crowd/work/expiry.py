@@ -2,8 +2,8 @@
 
 `UpdateExpirationForHIT` to now, per HIT that is still open; workers who accepted before
 can submit until their assignment's deadline, and sync keeps collecting those answers. The
-budget of slots nobody took is released when sync finds the HIT collected (crowd.sync);
-the commitment of work that never went on offer is released here (crowd.ledger).
+budget of slots nobody took is released when sync finds the HIT collected (crowd.work.sync);
+the commitment of work that never went on offer is released here (crowd.work.ledger).
 """
 
 from dataclasses import dataclass
@@ -12,10 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Batch
-from crowd import ledger
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.registry import get_marketplace
 from crowd.models import HIT
+from crowd.work import ledger
 
 
 @dataclass(frozen=True)

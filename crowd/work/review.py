@@ -10,7 +10,7 @@ the assignment, or the bonus or worker). Every action is safe to repeat:
   campaign's budget cap; the marketplace is called with the token as
   `UniqueRequestToken`, so a retried send never pays twice.
 
-Approval is the default outcome of work (see crowd.sync); rejection, blocking and bonuses
+Approval is the default outcome of work (see crowd.work.sync); rejection, blocking and bonuses
 are explicit admin decisions with a reason, recorded as WorkerDecision. A rejection's
 reason is shown to the worker; a block's is not.
 """
@@ -23,10 +23,10 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError, Conflict
-from crowd import ledger
 from crowd.marketplaces.base import CENT, DuplicateRequest, InvalidState, MarketplaceError
 from crowd.marketplaces.registry import get_marketplace
 from crowd.models import CONFIRMED, HIT, Assignment, Bonus, Worker, WorkerDecision
+from crowd.work import ledger
 
 Status = Assignment.Status
 FEEDBACK_MAX = 1024  # characters MTurk accepts in RequesterFeedback
@@ -196,24 +196,12 @@ def _bonus_record(*, assignment: Assignment, amount: Decimal, reason: str, decid
     cap beside everything committed and every bonus granted but not paid yet; under a lock
     on the campaign, so two grants cannot both take the last of the headroom."""
     campaign = Campaign.objects.select_for_update().get(pk=assignment.task.batch.topic.campaign_id)
-    cost = ledger.bonus_cost(amount=amount, channel=assignment.worker.channel)
-    money = ledger.campaign_money(campaign=campaign)
-    pending = ledger.bonuses_pending(campaign=campaign)
-    if money.committed + pending + cost > money.cap:
-        shortfall = money.committed + pending + cost - money.cap
-        raise ledger.BudgetExceeded(
-            f"A bonus of ${amount} to {assignment.worker} costs ${cost} with fees; ${money.committed} is committed"
-            + (f" and ${pending} of bonuses is granted but not paid yet" if pending else "")
-            + f", and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
-            "Raise the budget cap or pay a smaller bonus. Nothing was paid.",
-            details={
-                "cost": str(cost),
-                "committed": str(money.committed),
-                "pending_bonuses": str(pending),
-                "cap": str(money.cap),
-                "shortfall": str(shortfall),
-            },
-        )
+    ledger.budget_check(
+        campaign=campaign,
+        cost=ledger.bonus_cost(amount=amount, channel=assignment.worker.channel),
+        what=f"A bonus of ${amount} to {assignment.worker}",
+        remedy="Raise the budget cap or pay a smaller bonus. Nothing was paid.",
+    )
     return Bonus.objects.create(
         assignment=assignment, amount=amount, reason=reason, token=uuid.uuid4().hex, created_by=decided_by
     )

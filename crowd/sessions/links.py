@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd import sessions
 from crowd.models import ParticipantLink, Worker, WorkerQuality, WorkSession
+from crowd.sessions import holds
 
 Kind = ParticipantLink.Kind
 
@@ -68,7 +68,7 @@ def link_revoke(*, link: ParticipantLink, now: datetime | None = None) -> int:
         ParticipantLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=now)
         active = list(link.sessions.filter(status=WorkSession.Status.ACTIVE))
         for session in active:
-            sessions.session_abandon(session, now=now)
+            holds.session_abandon(session, now=now)
     link.refresh_from_db(fields=["revoked_at"])
     return len(active)
 

@@ -3,18 +3,18 @@
 Each field the HIT page posted to externalSubmit becomes one `<Answer>` with the field name
 in `QuestionIdentifier` and the value in `FreeText` (or `SelectionIdentifier`s). The result
 has the shape of a posted form, `{name: [values]}`, so the HIT page's own parser
-(`annotation.answers.answer_parse`) validates it; nothing here trusts it to fit the task.
+(`annotation.hit_page.answers.answer_parse`) validates it; nothing here trusts it to fit the task.
 """
 
 import xml.etree.ElementTree as ElementTree
 
-from config.errors import ApplicationError
+from crowd.marketplaces.base import InvalidRemoteAnswer
 
 # Names MTurk reserves for itself; whether they appear in the answer is unverified.
 RESERVED_FIELDS = frozenset({"assignmentId", "hitId", "workerId", "turkSubmitTo"})
 
 
-class InvalidAnswerXML(ApplicationError):
+class InvalidAnswerXML(InvalidRemoteAnswer):
     code = "invalid_answer_xml"
 
 

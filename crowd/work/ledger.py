@@ -32,8 +32,8 @@ Committed − released − spent is what the channel still holds (MTurk: nothing
 HIT is complete; Prolific: the reserve of the studies not yet completed).
 
 Committed (net) = committed − released + bonus: the most the campaign can end up paying
-for what it published, and what the budget cap bounds: publishing (crowd.publishing) and
-granting a bonus (crowd.review) are refused with BudgetExceeded when they would take it,
+for what it published, and what the budget cap bounds: publishing (crowd.work.publishing) and
+granting a bonus (crowd.work.review) are refused with BudgetExceeded when they would take it,
 together with bonuses granted but not yet paid, over the cap. Spent = spent + bonus. Writers
 hold a row lock on what the entry is about (the campaign, HIT, assignment or bonus), so
 the existence check before the insert cannot race.
@@ -185,19 +185,23 @@ def batch_cost(*, batch: Batch) -> Decimal:
 
 
 def budget_check(*, campaign: Campaign, cost: Decimal, what: str, remedy: str) -> None:
-    """Refuse `cost` when it would take the campaign's net commitment over its cap; the caller
-    holds a lock on the campaign."""
+    """The one budget check: refuse `cost` when, beside the campaign's net commitment and the
+    bonuses granted but not paid yet, it would pass the cap. Publishing, raising a study's
+    places and granting a bonus all ask it; the caller holds a lock on the campaign."""
     money = campaign_money(campaign=campaign)
-    if money.committed + cost <= money.cap:
+    pending = bonuses_pending(campaign=campaign)
+    if money.committed + pending + cost <= money.cap:
         return
-    shortfall = money.committed + cost - money.cap
+    shortfall = money.committed + pending + cost - money.cap
     raise BudgetExceeded(
         f"{what} costs ${cost} with {channel_policy(campaign.channel).short_name} fees; ${money.committed} is "
-        f"already committed and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. "
-        f"{remedy}",
+        "already committed"
+        + (f" and ${pending} of bonuses is granted but not paid yet" if pending else "")
+        + f", and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. {remedy}",
         details={
             "cost": str(cost),
             "committed": str(money.committed),
+            "pending_bonuses": str(pending),
             "cap": str(money.cap),
             "shortfall": str(shortfall),
         },

@@ -17,15 +17,15 @@ from annotation.campaigns import (
     campaign_update,
     campaigns_visible_to,
 )
-from annotation.dashboard_forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
-from annotation.importers import ImportFailed, ImportSummary, propositions_import
+from annotation.dashboard.forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
+from annotation.importing.importers import ImportFailed, ImportSummary, propositions_import
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
-from crowd import ledger
-from crowd.expiry import batch_expire
 from crowd.marketplaces.registry import channel_policy, get_marketplace
-from crowd.progress import campaign_progress, campaigns_overview
-from crowd.publishing import topic_publish_plans
+from crowd.work import ledger
+from crowd.work.expiry import batch_expire
+from crowd.work.progress import campaign_progress, campaigns_overview
+from crowd.work.publishing import topic_publish_plans
 from ranking.workflow import topic_round_publish
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import views
+from annotation.hit_page import views
 
 app_name = "hit"
 

@@ -4,7 +4,7 @@ Each participant does what a person does: open the link (and type their code) or
 Prolific study on the local Prolific endpoint, then, on the session page, load the framed
 HIT page, fill in its form, post it, post the copy the page returns to the session, and
 follow the session on to the next task, until the session ends with the channel's
-completion step. Answers come from crowd.simulate's Judge and worker behaviours, so the
+completion step. Answers come from crowd.simulation.hits's Judge and worker behaviours, so the
 same crowd gives the same labels on every channel. Nothing here touches the database.
 """
 
@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 import requests
 
-from crowd.simulate import (
+from crowd.simulation.hits import (
     EXTERNAL_SUBMIT_FORM_ID,
     HIT_FORM_ID,
     TIMEOUT,

@@ -1,0 +1,1 @@
+"""The researcher's dashboard: campaign list and pages, imports, publishing, settings."""

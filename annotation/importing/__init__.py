@@ -1,0 +1,1 @@
+"""Importing propositions and topic descriptions: file formats and the import job."""
