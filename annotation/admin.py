@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from annotation.admin_scope import CampaignOwnedAdmin, ScopedInline
 from annotation.campaigns import FIXED_AFTER_PUBLISH, campaign_changes_check, campaign_has_published, campaign_update
 from annotation.importing.formats import FORMATS
 from annotation.importing.importers import ImportFailed, propositions_import
@@ -19,7 +20,7 @@ class ImportForm(forms.Form):
     topic = forms.CharField(required=False, help_text="Topic key for Open IE files (default: the file name).")
 
 
-class TopicInline(admin.TabularInline):
+class TopicInline(ScopedInline):
     model = Topic
     fields = ("key", "description", "state")
     extra = 0
@@ -43,7 +44,8 @@ class CampaignAdminForm(forms.ModelForm):
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(CampaignOwnedAdmin):
+    campaign_path = ""
     form = CampaignAdminForm
     list_display = ("name", "slug", "status", "channel", "environment", "budget_cap", "created_at")
     list_filter = ("status", "channel", "environment")
@@ -73,6 +75,8 @@ class CampaignAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
+            if obj.owner_id is None:  # a campaign nobody owns would be hidden from its own author
+                obj.owner = request.user
             super().save_model(request, obj, form, change)
             return
         # Under the campaign's row lock and the same check, as for every other interface.
@@ -97,7 +101,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
     def import_view(self, request, campaign_id):
         """Upload a proposition file; problems are shown on the form, nothing is imported."""
-        campaign = get_object_or_404(Campaign, pk=campaign_id)
+        campaign = get_object_or_404(self.get_queryset(request), pk=campaign_id)
         if not self.has_change_permission(request, campaign):
             return redirect("admin:index")
         problems, summary = [], None
@@ -134,14 +138,16 @@ class CampaignAdmin(admin.ModelAdmin):
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(CampaignOwnedAdmin):
+    campaign_path = "campaign"
     list_display = ("key", "campaign", "state", "description")
     list_filter = ("state", "campaign")
     search_fields = ("key", "description")
 
 
 @admin.register(Proposition)
-class PropositionAdmin(admin.ModelAdmin):
+class PropositionAdmin(CampaignOwnedAdmin):
+    campaign_path = "topic__campaign"
     list_display = ("id", "subject", "relation", "object", "topic", "confidence", "trap_kind")
     list_filter = ("trap_kind", "topic__campaign")
     search_fields = ("subject", "relation", "object", "external_id")
@@ -149,20 +155,22 @@ class PropositionAdmin(admin.ModelAdmin):
     raw_id_fields = ("topic",)
 
 
-class TaskItemInline(admin.TabularInline):
+class TaskItemInline(ScopedInline):
     model = TaskItem
     raw_id_fields = ("proposition",)
     extra = 0
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(CampaignOwnedAdmin):
+    campaign_path = "topic__campaign"
     list_display = ("topic", "kind", "number", "status", "created_at", "published_at")
     list_filter = ("kind", "status")
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(CampaignOwnedAdmin):
+    campaign_path = "batch__topic__campaign"
     list_display = ("uuid", "kind", "batch", "position", "assignments_needed")
     list_filter = ("kind",)
     search_fields = ("uuid",)
@@ -171,7 +179,8 @@ class TaskAdmin(admin.ModelAdmin):
 
 
 @admin.register(ImportRecord)
-class ImportRecordAdmin(admin.ModelAdmin):
+class ImportRecordAdmin(CampaignOwnedAdmin):
+    campaign_path = "campaign"
     list_display = ("filename", "campaign", "format", "created_by", "created_at")
     list_filter = ("format",)
     readonly_fields = ("campaign", "filename", "format", "summary", "created_by", "created_at")

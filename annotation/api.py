@@ -112,7 +112,7 @@ class TopicViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     serializer_class = TopicSerializer
     lookup_field = "key"
     lookup_url_kwarg = "topic_key"
-    lookup_value_converter = "str"
+    lookup_value_converter = "topic_key"
 
     def get_queryset(self):
         not_a_trap = Q(propositions__trap_kind=Proposition.TrapKind.NONE)

@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterable, Sequence
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotation.models import Batch, Proposition, Task, TaskItem, Topic
 from annotation.text import normalize_text
@@ -225,3 +226,31 @@ def _tasks_create(*, batch: Batch, groups: Sequence[Sequence[int]], assignments_
         for task, group in zip(tasks, groups, strict=True)
         for slot, pid in enumerate(group)
     )
+
+
+# ---- A batch's status ---------------------------------------------------------------------
+
+# Batch.status moves only forward: created → published → complete, and created or published
+# → expired; an expired batch whose answers the pipeline has used is complete too. This is
+# its one writer; publishing, expiry and the pipeline call it.
+BATCH_MOVES: dict[str, tuple[str, ...]] = {
+    Batch.Status.PUBLISHED: (Batch.Status.CREATED,),
+    Batch.Status.COMPLETE: (Batch.Status.CREATED, Batch.Status.PUBLISHED, Batch.Status.EXPIRED),
+    Batch.Status.EXPIRED: (Batch.Status.CREATED, Batch.Status.PUBLISHED),
+}
+BATCH_TIMESTAMPS: dict[str, str] = {Batch.Status.PUBLISHED: "published_at", Batch.Status.COMPLETE: "completed_at"}
+
+
+def batch_status_move(*, batch_id: int, to: str) -> bool:
+    """Move the batch to status `to` if it may go there from where it is; True when it moved.
+    One conditional UPDATE: concurrent callers cannot both move it."""
+    changes: dict[str, object] = {"status": to}
+    if to in BATCH_TIMESTAMPS:
+        changes[BATCH_TIMESTAMPS[to]] = timezone.now()
+    return bool(Batch.objects.filter(pk=batch_id, status__in=BATCH_MOVES[to]).update(**changes))
+
+
+def batch_hold(*, batch_id: int, reason: str) -> bool:
+    """Record why publishing the batch is held back ("" once it is not); True when that
+    changed, so the caller says it once rather than at every attempt."""
+    return bool(Batch.objects.filter(pk=batch_id).exclude(held_reason=reason).update(held_reason=reason))

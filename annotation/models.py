@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.text import proposition_text
+from annotation.url_keys import url_key_is_safe, url_key_validator
 
 DEFAULT_QUESTION = (
     "Imagine you want to learn something about {topic}. How useful would the following statements be for you?"
@@ -121,7 +122,11 @@ class Topic(models.Model):
         DONE = "done", "Done"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
-    key = models.CharField(max_length=100)
+    key = models.CharField(
+        max_length=100,
+        validators=[url_key_validator],
+        help_text="Part of the topic's web addresses: letters, digits, '-', '_' and '.' only.",
+    )
     description = models.TextField(
         blank=True, help_text="What workers see, e.g. 'students loans without credit history'."
     )
@@ -134,6 +139,11 @@ class Topic(models.Model):
 
     def __str__(self):
         return f"{self.campaign.slug}/{self.key}"
+
+    @property
+    def url_safe(self) -> bool:
+        """Whether the key can go into the topic's URLs; pages link the topic only then."""
+        return url_key_is_safe(self.key)
 
 
 class Proposition(models.Model):
@@ -188,6 +198,10 @@ class Batch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    held_reason = models.TextField(
+        blank=True,
+        help_text="Why publishing the batch is held back (the budget cap, ...); empty when nothing holds it.",
+    )
 
     class Meta:
         verbose_name_plural = "batches"

@@ -134,6 +134,7 @@ class BatchSerializer(serializers.ModelSerializer):
             "status",
             "created_at",
             "published_at",
+            "held_reason",
             "completed_at",
             "tasks",
             "hits",

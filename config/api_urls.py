@@ -5,17 +5,17 @@ every path parameter.
 """
 
 from django.urls import path
-from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import SimpleRouter
 
 from annotation import api as annotation_api
+from config.api_docs import ApiDocsAccess, api_docs
+from config.login_throttle import obtain_auth_token
 from crowd import api as crowd_api
 from ranking import api as ranking_api
 
 CAMPAIGN = "campaigns/<slug:campaign_slug>"
-TOPIC = f"{CAMPAIGN}/topics/<str:topic_key>"
+TOPIC = f"{CAMPAIGN}/topics/<topic_key:topic_key>"
 
 router = SimpleRouter(use_regex_path=False)
 router.register("campaigns", annotation_api.CampaignViewSet, basename="api-campaign")
@@ -28,8 +28,8 @@ router.register(f"{CAMPAIGN}/links", crowd_api.ParticipantLinkViewSet, basename=
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", TemplateView.as_view(template_name="api/docs.html"), name="api-docs"),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[ApiDocsAccess]), name="api-schema"),
+    path("docs/", api_docs, name="api-docs"),
     path(
         "campaigns/<slug:slug>/propositions/import",
         annotation_api.PropositionImportView.as_view(),

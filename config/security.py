@@ -14,7 +14,8 @@ fixed one-minute windows in the cache (Redis when CACHE_URL names it, so every g
 worker shares the counts). Over a limit: 429 with Retry-After and a message that says the
 answer was not taken and when to send it again. A person needs well under a submission a
 second; the limits (settings SUBMIT_RATE_PER_WORKER, SUBMIT_RATE_PER_ADDRESS, per minute,
-0 = off) stop scripts and retry storms, not people.
+0 = off) stop scripts and retry storms, not people. The failed-login throttle
+(config/login_throttle.py) counts with the same counters (`counts_add`, `counts_read`).
 """
 
 import functools
@@ -77,7 +78,7 @@ class SubmissionRateLimitMiddleware:
         if worker:
             checks.append(("worker", worker, settings.SUBMIT_RATE_PER_WORKER))
         limits = [(f"rate:{kind}:{key}:{window}", limit) for kind, key, limit in checks if limit]
-        counts = _counts([key for key, _ in limits]) if limits else []
+        counts = counts_add([key for key, _ in limits]) if limits else []
         return wait if any(count > limit for count, (_, limit) in zip(counts, limits, strict=True)) else 0
 
 
@@ -90,26 +91,43 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
-def _counts(keys: list[str]) -> list[int]:
-    """This window's count for each key, this request included; 0 when the cache is down:
-    the limits fail open, since refusing every answer while Redis restarts would lose work."""
+def counts_add(keys: list[str], *, expiry: int = WINDOW_SECONDS * 2) -> list[int]:
+    """Each key's count plus one (a key names its window; it is dropped `expiry` seconds after
+    its first count); 0 when the cache is down: the limits fail open, since refusing every
+    answer while Redis restarts would lose work."""
     cache = caches["ratelimit"]
     try:
         if isinstance(cache, RedisCache):
-            return _redis_counts(keys)
-        return [_cache_count(cache, key) for key in keys]
+            return _redis_counts(keys, expiry)
+        return [_cache_count(cache, key, expiry) for key in keys]
     except Exception as error:
         logger.warning("rate limit not counted, the cache failed: %s", error)
         return [0] * len(keys)
 
 
-def _redis_counts(keys: list[str]) -> list[int]:
+def counts_read(keys: list[str]) -> list[int]:
+    """Each key's count as `counts_add` left it, nothing added; 0 for a key never counted, and
+    for all when the cache is down (failing open, as counting does)."""
+    cache = caches["ratelimit"]
+    try:
+        if isinstance(cache, RedisCache):
+            values = _redis_client(_redis_location()).mget([f"salience:{key}" for key in keys])
+        else:
+            found = cache.get_many(keys)
+            values = [found.get(key) for key in keys]
+    except Exception as error:
+        logger.warning("rate limit not read, the cache failed: %s", error)
+        return [0] * len(keys)
+    return [int(value or 0) for value in values]
+
+
+def _redis_counts(keys: list[str], expiry: int) -> list[int]:
     """Every key counted in one round trip: SET NX starts a window's counter with its expiry,
     INCR counts. Through Django's cache API each key cost three round trips (add; incr is
     EXISTS then INCR), about 1 ms of CPU per submission for the two limits."""
     pipeline = _redis_client(_redis_location()).pipeline(transaction=False)
     for key in keys:
-        pipeline.set(f"salience:{key}", 0, ex=WINDOW_SECONDS * 2, nx=True)
+        pipeline.set(f"salience:{key}", 0, ex=expiry, nx=True)
         pipeline.incr(f"salience:{key}")
     return [int(count) for count in pipeline.execute()[1::2]]
 
@@ -126,12 +144,12 @@ def _redis_client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
 
 
-def _cache_count(cache, key: str) -> int:
-    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
+def _cache_count(cache, key: str, expiry: int) -> int:
+    cache.add(key, 0, timeout=expiry)
     try:
         return cache.incr(key)
     except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
+        cache.set(key, 1, timeout=expiry)
         return 1
 
 

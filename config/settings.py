@@ -120,6 +120,11 @@ CACHES = {
 SUBMIT_RATE_PER_WORKER = env.int("SUBMIT_RATE_PER_WORKER", default=30)
 SUBMIT_RATE_PER_ADDRESS = env.int("SUBMIT_RATE_PER_ADDRESS", default=600)
 RATE_LIMIT_TRUST_FORWARDED_FOR = env.bool("RATE_LIMIT_TRUST_FORWARDED_FOR", default=PRODUCTION)
+# Failed logins per window on the token endpoint and the dashboard login (config/login_throttle.py),
+# per client address and per username from one address; 0 turns a limit off.
+LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=50)
+LOGIN_FAILURES_PER_USERNAME = env.int("LOGIN_FAILURES_PER_USERNAME", default=10)
+LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)
 
 # --- Auth -------------------------------------------------------------------------------
 LOGIN_URL = "/accounts/login/"
@@ -156,7 +161,12 @@ CELERY_TIMEZONE = "UTC"
 SYNC_INTERVAL_SECONDS = env.int("SYNC_INTERVAL_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE = {
     # One pass of the campaign loop (ranking/workflow.py): sync, QC, advance, publish, finish.
-    "campaign-loop": {"task": "ranking.tasks.run_loop", "schedule": SYNC_INTERVAL_SECONDS},
+    # A message older than one interval is dropped: the next one is on its way.
+    "campaign-loop": {
+        "task": "ranking.tasks.run_loop",
+        "schedule": SYNC_INTERVAL_SECONDS,
+        "options": {"expires": SYNC_INTERVAL_SECONDS},
+    },
 }
 
 # --- MTurk ------------------------------------------------------------------------------
@@ -213,6 +223,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
 }
+# The schema (/api/schema/) and its docs page (/api/docs/) need a login unless this opens them.
+API_DOCS_PUBLIC = env.bool("API_DOCS_PUBLIC", default=False)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Salience API",
     "DESCRIPTION": "Low-context importance annotation campaigns.",

@@ -4,12 +4,15 @@ page first; each selected row then goes through crowd.work.review, one at a time
 sees what succeeded and what was refused (and why)."""
 
 from decimal import Decimal
+from functools import partial
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
+from annotation.admin_scope import CampaignOwnedAdmin
+from annotation.campaigns import campaigns_visible_to
 from annotation.models import Campaign
 from config.errors import ApplicationError
 from crowd.models import (
@@ -52,12 +55,16 @@ class BonusForm(forms.Form):
 
 class BlockForm(forms.Form):
     campaign = forms.ModelChoiceField(
-        queryset=Campaign.objects.all(),
+        queryset=Campaign.objects.none(),  # the user's own: see __init__
         help_text="The block is set, or lifted, at this campaign's marketplace account.",
     )
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Not shown to the worker."
     )
+
+    def __init__(self, data=None, *, user):
+        super().__init__(data)
+        self.fields["campaign"].queryset = campaigns_visible_to(user)  # type: ignore[attr-defined]
 
 
 def _apply_each(modeladmin, request, queryset, apply) -> None:
@@ -136,7 +143,7 @@ def block_workers(modeladmin, request, queryset):
         modeladmin,
         request,
         queryset,
-        form_class=BlockForm,
+        form_class=partial(BlockForm, user=request.user),
         title="Block workers",
         apply=lambda row, data: review.worker_block(
             worker_id=row.pk, campaign_id=data["campaign"].pk, reason=data["reason"], decided_by=request.user
@@ -150,7 +157,7 @@ def unblock_workers(modeladmin, request, queryset):
         modeladmin,
         request,
         queryset,
-        form_class=BlockForm,
+        form_class=partial(BlockForm, user=request.user),
         title="Unblock workers",
         apply=lambda row, data: review.worker_unblock(
             worker_id=row.pk, campaign_id=data["campaign"].pk, reason=data["reason"], decided_by=request.user
@@ -159,15 +166,30 @@ def unblock_workers(modeladmin, request, queryset):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(CampaignOwnedAdmin):
+    """A worker is shared by every campaign they worked in: a researcher sees those who worked in
+    theirs and may block them at their own campaigns' marketplaces, but only a superuser adds,
+    edits or deletes the row all campaigns share."""
+
+    campaign_path = "assignments__task__batch__topic__campaign"
     list_display = ("external_id", "channel", "blocked", "created_at")
     list_filter = ("channel", "blocked")
     search_fields = ("external_id",)
     actions = [block_workers, unblock_workers]
 
+    def has_add_permission(self, request):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
 
 @admin.register(WorkerQuality)
-class WorkerQualityAdmin(admin.ModelAdmin):
+class WorkerQualityAdmin(CampaignOwnedAdmin):
+    campaign_path = "campaign"
     list_display = (
         "worker",
         "campaign",
@@ -184,18 +206,21 @@ class WorkerQualityAdmin(admin.ModelAdmin):
 
 
 @admin.register(WorkerDecision)
-class WorkerDecisionAdmin(admin.ModelAdmin):
+class WorkerDecisionAdmin(CampaignOwnedAdmin):
+    campaign_path = "campaign"
     list_display = ("worker", "campaign", "action", "reason", "decided_by", "created_at")
     list_filter = ("action", "campaign")
 
 
 @admin.register(HITType)
-class HITTypeAdmin(admin.ModelAdmin):
+class HITTypeAdmin(CampaignOwnedAdmin):
+    campaign_path = "campaign"
     list_display = ("hit_type_id", "campaign", "kind", "environment", "created_at")
 
 
 @admin.register(HIT)
-class HITAdmin(admin.ModelAdmin):
+class HITAdmin(CampaignOwnedAdmin):
+    campaign_path = "task__batch__topic__campaign"
     list_display = ("hit_id", "environment", "status", "max_assignments", "reward", "complete", "created_at")
     list_filter = ("environment", "status", "complete")
     search_fields = ("hit_id",)
@@ -203,7 +228,8 @@ class HITAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(CampaignOwnedAdmin):
+    campaign_path = "task__batch__topic__campaign"
     list_display = ("assignment_id", "worker", "status", "verification", "submitted_at", "time_on_task_ms")
     list_filter = ("status", "verification")
     search_fields = ("assignment_id", "worker__external_id")
@@ -212,23 +238,27 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(LikertLabel)
-class LikertLabelAdmin(admin.ModelAdmin):
+class LikertLabelAdmin(CampaignOwnedAdmin):
+    campaign_path = "assignment__task__batch__topic__campaign"
     list_display = ("assignment", "worker", "proposition", "score")
     raw_id_fields = ("assignment", "worker", "proposition")
 
 
 @admin.register(Comparison)
-class ComparisonAdmin(admin.ModelAdmin):
+class ComparisonAdmin(CampaignOwnedAdmin):
+    campaign_path = "assignment__task__batch__topic__campaign"
     list_display = ("assignment", "worker", "winner", "loser")
     raw_id_fields = ("assignment", "worker", "winner", "loser")
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(CampaignOwnedAdmin):
+    campaign_path = "campaign"
     list_display = ("campaign", "kind", "amount", "reference", "created_at")
     list_filter = ("kind", "campaign")
 
 
 @admin.register(Bonus)
-class BonusAdmin(admin.ModelAdmin):
+class BonusAdmin(CampaignOwnedAdmin):
+    campaign_path = "assignment__task__batch__topic__campaign"
     list_display = ("assignment", "amount", "reason", "sent_at")

@@ -279,6 +279,8 @@ class Bonus(models.Model):
     reason = models.TextField()
     token = models.CharField(max_length=64, unique=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    refused_at = models.DateTimeField(null=True, blank=True, help_text="The marketplace refused to pay it.")
+    refused_reason = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
 
     class Meta:

@@ -1,5 +1,7 @@
 """REST representations of HITs and workers with their quality figures (serialize only)."""
 
+from typing import Protocol, cast
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -81,6 +83,10 @@ class WorkerQualitySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class _WorkerWithCampaignQualities(Protocol):
+    campaign_qualities: list[WorkerQuality]  # Prefetch(to_attr=...) in CampaignWorkerViewSet
+
+
 class CampaignWorkerSerializer(serializers.ModelSerializer):
     assignments = serializers.IntegerField(
         source="assignment_count", read_only=True, help_text="Assignments in this campaign."
@@ -94,7 +100,7 @@ class CampaignWorkerSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(WorkerQualitySerializer(allow_null=True))
     def get_quality(self, worker: Worker) -> dict | None:
-        qualities = worker.campaign_qualities
+        qualities = cast(_WorkerWithCampaignQualities, worker).campaign_qualities
         return WorkerQualitySerializer(qualities[0]).data if qualities else None
 
 

@@ -10,7 +10,7 @@ app_name = "crowd"
 urlpatterns = [
     path("campaigns/<slug:slug>/quality/", quality_views.campaign_quality, name="campaign-quality"),
     path("campaigns/<slug:slug>/quality.csv", quality_views.campaign_quality_csv, name="campaign-quality-csv"),
-    path("campaigns/<slug:slug>/topics/<str:key>/quality/", quality_views.topic_quality, name="topic-quality"),
+    path("campaigns/<slug:slug>/topics/<topic_key:key>/quality/", quality_views.topic_quality, name="topic-quality"),
     path(
         "campaigns/<slug:slug>/workers/<int:worker_id>/override/", quality_views.worker_override, name="worker-override"
     ),

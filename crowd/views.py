@@ -2,7 +2,6 @@
 campaign among those the user may see (others are a 404), call crowd.channels or
 crowd.sessions.links, render."""
 
-import csv
 import json
 
 from django.contrib import messages
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.campaigns import campaign_has_published, campaigns_visible_to
 from annotation.models import Campaign
 from config.errors import ApplicationError
+from config.spreadsheets import SpreadsheetWriter
 from crowd import channels
 from crowd.forms import ChannelForm, LinksForm
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
@@ -127,7 +127,7 @@ def links_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(request, slug)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
-    writer = csv.writer(response)
+    writer = SpreadsheetWriter(response)
     writer.writerow(["label", "kind", "url", "revoked"])
     for link in campaign.participant_links.all():
         writer.writerow([link.label, link.kind, links.link_url(link), "yes" if link.revoked else ""])

@@ -1,16 +1,19 @@
 from django.contrib import admin
 
+from annotation.admin_scope import CampaignOwnedAdmin
 from ranking.models import PropositionScore, RankingSnapshot
 
 
 @admin.register(PropositionScore)
-class PropositionScoreAdmin(admin.ModelAdmin):
+class PropositionScoreAdmin(CampaignOwnedAdmin):
+    campaign_path = "proposition__topic__campaign"
     list_display = ("proposition", "rank", "likert_mean", "likert_n", "mu", "sigma", "comparisons", "in_comparisons")
     list_filter = ("in_comparisons",)
     raw_id_fields = ("proposition",)
 
 
 @admin.register(RankingSnapshot)
-class RankingSnapshotAdmin(admin.ModelAdmin):
+class RankingSnapshotAdmin(CampaignOwnedAdmin):
+    campaign_path = "topic__campaign"
     list_display = ("topic", "number", "comparisons_used", "spearman_previous", "entered_top", "left_top", "created_at")
     list_filter = ("topic__campaign",)

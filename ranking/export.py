@@ -9,9 +9,9 @@ exclusion flag).
 import csv
 import json
 from collections.abc import Iterable, Iterator
-from typing import TextIO
 
 from annotation.models import Proposition, Topic
+from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
 from ranking.models import PropositionScore
@@ -145,8 +145,11 @@ def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
     ]
 
 
-def write_rows(rows: Iterable[dict], fmt: str, stream: TextIO, columns: tuple[str, ...] = RANKING_COLUMNS) -> int:
-    """Write rows as CSV, TSV (header first) or JSON Lines; returns the number written."""
+def write_rows(rows: Iterable[dict], fmt: str, stream: TextSink, columns: tuple[str, ...] = RANKING_COLUMNS) -> int:
+    """Write rows as CSV, TSV (header first) or JSON Lines; returns the number written.
+
+    CSV is for spreadsheets, so its text cells are neutralised (`config.spreadsheets`); TSV and
+    JSON Lines are machine formats and keep the exact text."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
     count = 0
@@ -155,11 +158,30 @@ def write_rows(rows: Iterable[dict], fmt: str, stream: TextIO, columns: tuple[st
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
         return count
-    writer = csv.DictWriter(
-        stream, fieldnames=columns, delimiter="\t" if fmt == "tsv" else ",", extrasaction="ignore", lineterminator="\n"
+    if fmt == "csv":
+        # Excel's dialect: rows end in CRLF, so a CR or LF inside a cell is quoted, never a new row.
+        writer = csv.DictWriter(stream, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(spreadsheet_record(_blanks(row)))
+            count += 1
+        return count
+    # csv quotes a field holding a tab, a quote or a newline, but not a bare CR when rows end in
+    # "\n": a row with one is quoted whole, so the CR stays inside its field.
+    plain, quoted = (
+        csv.DictWriter(
+            stream, fieldnames=columns, delimiter="\t", extrasaction="ignore", lineterminator="\n", quoting=quoting
+        )
+        for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL)
     )
-    writer.writeheader()
+    plain.writeheader()
     for row in rows:
-        writer.writerow({key: "" if value is None else value for key, value in row.items()})
+        cells = _blanks(row)
+        holds_cr = any(isinstance(value, str) and "\r" in value for value in cells.values())
+        (quoted if holds_cr else plain).writerow(cells)
         count += 1
     return count
+
+
+def _blanks(row: dict) -> dict:
+    return {key: "" if value is None else value for key, value in row.items()}

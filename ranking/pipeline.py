@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.batching import comparison_tasks_build
+from annotation.batching import batch_status_move, comparison_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from crowd.models import HIT, Comparison, LikertLabel, counted
 from crowd.work.sync import hit_collected
@@ -124,10 +124,8 @@ def batch_is_complete(batch: Batch) -> bool:
 
 
 def _mark_complete(batch: Batch) -> None:
-    if batch.status != Batch.Status.COMPLETE:
+    if batch_status_move(batch_id=batch.pk, to=Batch.Status.COMPLETE):
         batch.status = Batch.Status.COMPLETE
-        batch.completed_at = timezone.now()
-        batch.save(update_fields=["status", "completed_at"])
 
 
 # ---- Likert round ----------------------------------------------------------------------

@@ -7,14 +7,16 @@ from celery import shared_task
 from django.db import OperationalError
 
 from crowd.tasks import RETRYING
-from ranking.workflow import loop_run, topic_step
+from ranking.workflow import loop_run_exclusive, topic_step
 
 
 @shared_task(**RETRYING)
 def run_loop() -> dict:
     """Celery beat, every SYNC_INTERVAL_SECONDS: one pass of the campaign loop (sync, quality
-    control once per campaign, every waiting topic advanced, publish, expire, finish)."""
-    return asdict(loop_run())
+    control once per campaign, every waiting topic advanced, publish, expire, finish), or
+    nothing when a pass is still running."""
+    report = loop_run_exclusive()
+    return asdict(report) if report is not None else {"skipped": "a pass is still running"}
 
 
 @shared_task(bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=8, acks_late=True)

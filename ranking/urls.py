@@ -6,7 +6,7 @@ from ranking import views
 
 app_name = "ranking"
 
-TOPIC = "campaigns/<slug:slug>/topics/<str:key>/"
+TOPIC = "campaigns/<slug:slug>/topics/<topic_key:key>/"
 
 urlpatterns = [
     path(TOPIC + "ranking/", views.topic_ranking, name="topic-ranking"),

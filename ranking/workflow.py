@@ -16,19 +16,27 @@ Services below report what they changed; only this module decides what comes nex
 calls them directly rather than enqueuing their tasks, so a pass is one task whose failures
 are logged per topic and healed by the next pass: a batch chosen but not published is still
 `created` and is published again (idempotent), a topic whose step failed is waiting still.
+
+One pass runs at a time (`loop_run_exclusive`): a PostgreSQL advisory lock held by the pass's
+own connection, so it is released when its holder dies; a pass that finds it held is skipped
+with one log line, and beat's messages expire after one interval, so the queue cannot grow.
 """
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from django.db import connection
 
 from annotation.campaigns import campaign_finish
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.work.expiry import batch_expire
+from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import PublishResult, batch_publish, topic_publish
 from crowd.work.sync import channels_sync_report
 from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
@@ -36,6 +44,8 @@ from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
 logger = logging.getLogger(__name__)
 
 Publish = Callable[[int, bool], object]
+# pg_try_advisory_lock's key for "a pass of the loop is running" (any bigint unique to it).
+LOOP_LOCK_KEY = 0x5A11E7CE
 WAITING = (Topic.State.LIKERT, Topic.State.COMPARISONS)
 
 
@@ -45,6 +55,7 @@ class LoopReport:
     quality_runs: list[int] = field(default_factory=list)  # campaigns whose QC ran, once each
     steps: list[dict] = field(default_factory=list)
     finished: list[int] = field(default_factory=list)  # campaigns marked Finished
+    held: list[str] = field(default_factory=list)  # topics whose next batch the budget cap holds back
     errors: list[str] = field(default_factory=list)
 
 
@@ -97,6 +108,9 @@ def loop_run(*, now: datetime | None = None, publish: Publish | None = None) -> 
         for topic_id in ready:
             try:
                 step = topic_step(topic_id=topic_id, excluded=excluded, publish=publish)
+            except BudgetExceeded as held:  # shown on the batch (Batch.held_reason), logged once
+                report.held.append(f"topic {topic_id}: {held.message}")
+                continue
             except ApplicationError as error:  # this topic only; the next pass tries again
                 logger.error("topic %s: %s", topic_id, error.message)
                 report.errors.append(f"topic {topic_id}: {error.message}")
@@ -104,6 +118,34 @@ def loop_run(*, now: datetime | None = None, publish: Publish | None = None) -> 
             report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
     report.finished = campaigns_finish()
     return report
+
+
+@contextmanager
+def loop_lock() -> Iterator[bool]:
+    """Whether this process may run a pass now: a session-level advisory lock on PostgreSQL,
+    released on exit or when the connection dies. SQLite (the embedded default) runs one
+    process, so every pass may run."""
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [LOOP_LOCK_KEY])
+        held = bool(cursor.fetchone()[0])
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [LOOP_LOCK_KEY])
+
+
+def loop_run_exclusive(*, now: datetime | None = None) -> LoopReport | None:
+    """`loop_run`, unless another pass holds the loop's lock: then nothing, and one log line."""
+    with loop_lock() as held:
+        if not held:
+            logger.info("a pass of the loop is still running: this one is skipped")
+            return None
+        return loop_run(now=now)
 
 
 def campaigns_finish() -> list[int]:

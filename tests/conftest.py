@@ -26,11 +26,14 @@ def pytest_sessionstart(session):
 
 @pytest.fixture(autouse=True)
 def _no_submission_rate_limits(settings, request):
-    """Simulated crowds submit faster than people; the limits have their own tests
-    (tests/test_security.py, marked `rate_limits`), which keep them on."""
+    """Simulated crowds submit faster than people, and tests log in wrongly on purpose; the
+    limits have their own tests (tests/test_security.py, tests/attacks/test_login_throttle.py,
+    marked `rate_limits`), which keep them on."""
     if request.node.get_closest_marker("rate_limits") is None:
         settings.SUBMIT_RATE_PER_WORKER = 0
         settings.SUBMIT_RATE_PER_ADDRESS = 0
+        settings.LOGIN_FAILURES_PER_ADDRESS = 0
+        settings.LOGIN_FAILURES_PER_USERNAME = 0
 
 
 def celery_connections_reset(app) -> None:

@@ -14,6 +14,6 @@ urlpatterns = [
     path("campaigns/<slug:slug>/import/", views.upload_propositions, name="propositions-import"),
     path("campaigns/<slug:slug>/pause/", views.pause_campaign, name="campaign-pause"),
     path("campaigns/<slug:slug>/resume/", views.resume_campaign, name="campaign-resume"),
-    path("campaigns/<slug:slug>/topics/<str:key>/publish/", views.publish_likert_round, name="likert-publish"),
+    path("campaigns/<slug:slug>/topics/<topic_key:key>/publish/", views.publish_likert_round, name="likert-publish"),
     path("campaigns/<slug:slug>/batches/<int:batch_id>/expire/", views.expire_batch, name="batch-expire"),
 ]

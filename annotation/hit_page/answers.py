@@ -17,7 +17,7 @@ Parsing is pure (no database): it takes the task's kind and proposition ids in d
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from annotation.models import Batch
 from config.errors import ApplicationError
@@ -117,7 +117,7 @@ def _ordering_parse(item_ids: Sequence[int], fields: Mapping[str, Sequence[str]]
     order = [form_int(part) for part in parts]
     shown = set(item_ids)
     problems = []
-    seen: set[int] = set()
+    seen: set[int | None] = set()
     for part, pid in zip(parts, order, strict=True):
         if pid not in shown:
             problems.append(_problem(ORDER_FIELD, f"{_clipped(part)!r} is not a statement of this task."))
@@ -128,7 +128,8 @@ def _ordering_parse(item_ids: Sequence[int], fields: Mapping[str, Sequence[str]]
     problems += [_problem(ORDER_FIELD, f"Statement {pid} is missing from the order.") for pid in missing]
     if problems:
         _refuse(problems, "The order must list every statement of the task exactly once.")
-    ordered = tuple(order)
+    # Every pid is in `shown` (an unreadable one, None, is not, and _refuse raised), so an int.
+    ordered = cast(tuple[int, ...], tuple(order))
     return Answer(kind=Batch.Kind.COMPARISON, order=ordered, untouched=ordered == tuple(item_ids))
 
 

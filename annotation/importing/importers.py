@@ -8,11 +8,13 @@ a missing column, an empty field, a bad confidence) rolls the whole file back; u
 `MAX_PROBLEMS` problems are reported with the file name and physical line number.
 
 Limits, each a problem of its line: a topic key holds at most `TOPIC_KEY_MAX_CHARS` (100)
-characters; a proposition's normalized text (subject – relation – object, lower-cased,
-white space folded) at most `PROPOSITION_MAX_BYTES` (2,000) bytes in UTF-8, so that it fits,
-with room to spare, the 2,704-byte row of PostgreSQL's btree index that keeps it unique per
-topic; no field may hold a NUL character or an unpaired surrogate (a JSON \\ud800 escape
-without its pair), which no database stores as text.
+characters, each safe in a URL since the key names the topic's pages (annotation/url_keys.py:
+ASCII letters, digits, "-", "_", and "." between two of them); a proposition's normalized text
+(subject – relation – object, lower-cased, white space folded) at most `PROPOSITION_MAX_BYTES`
+(2,000) bytes in UTF-8, so that it fits, with room to spare, the 2,704-byte row of
+PostgreSQL's btree index that keeps it unique per topic; no field may hold a NUL character or
+an unpaired surrogate (a JSON \\ud800 escape without its pair), which no database stores as
+text.
 """
 
 import io
@@ -29,6 +31,7 @@ from annotation.importing import formats
 from annotation.importing.formats import Problem, Row
 from annotation.models import Campaign, ImportRecord, Proposition, Topic
 from annotation.text import normalize_text, proposition_text
+from annotation.url_keys import url_key_problem
 from config.errors import ApplicationError
 
 MAX_PROBLEMS = 20
@@ -429,9 +432,12 @@ def _encodable(value: str) -> bool:
 
 
 def _key_problems(line: int, key: str, column: str) -> list[Problem]:
-    if len(key) <= TOPIC_KEY_MAX_CHARS:
-        return []
-    return [Problem(line, f"the topic key is {len(key):,} characters long; the limit is {TOPIC_KEY_MAX_CHARS}", column)]
+    if len(key) > TOPIC_KEY_MAX_CHARS:
+        return [
+            Problem(line, f"the topic key is {len(key):,} characters long; the limit is {TOPIC_KEY_MAX_CHARS}", column)
+        ]
+    unsafe = url_key_problem(key)
+    return [Problem(line, unsafe, column)] if unsafe else []
 
 
 ROWS_PER_STATEMENT = 500

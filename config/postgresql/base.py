@@ -21,7 +21,12 @@ TRANSACTION_IDLE = 0  # psycopg2 TRANSACTION_STATUS_IDLE, psycopg 3 TransactionS
 
 
 class DatabaseWrapper(PostgreSQLDatabaseWrapper):
-    def close_if_health_check_failed(self):
+    # Set by Django's BaseDatabaseWrapper; django-stubs does not declare them (annotations only,
+    # no class attributes).
+    health_check_enabled: bool
+    health_check_done: bool
+
+    def close_if_health_check_failed(self) -> None:
         if (
             self.connection is not None
             and self.health_check_enabled

@@ -12,6 +12,7 @@ again (recorded as `BonusPayment` rows); Prolific pays asynchronously, the local
 
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import TypedDict
 
 from django.conf import settings
 from django.db.models import Q
@@ -23,17 +24,27 @@ from .studies import study_for
 CENT = Decimal("0.01")
 
 
+class BonusEntry(TypedDict):
+    """One line of `BulkBonus.entries`; `amount` in cents."""
+
+    participant_id: str
+    submission_id: str
+    amount: int
+
+
 def bulk_bonus_create(*, researcher: Researcher, data: dict, now: datetime) -> BulkBonus:
     study_id, csv = data.get("study_id"), data.get("csv_bonuses")
-    errors = {}
+    errors: dict[str, list[str]] = {}
     if not isinstance(study_id, str) or not study_id:
         errors["study_id"] = ["This field is required."]
     if not isinstance(csv, str) or not csv.strip():
         errors["csv_bonuses"] = ["This field is required."]
     if errors:
         raise invalid(errors)
+    assert isinstance(study_id, str) and isinstance(csv, str), "checked above"
     study = study_for(researcher=researcher, study_id=study_id)
-    entries, problems = [], []
+    entries: list[BonusEntry] = []
+    problems: list[str] = []
     for number, line in enumerate(csv.splitlines(), start=1):
         if not line.strip():
             continue
@@ -57,10 +68,10 @@ def bulk_bonus_create(*, researcher: Researcher, data: dict, now: datetime) -> B
     if problems:
         raise invalid({"csv_bonuses": problems})
     rate = settings.PROLIFIC_SERVICE_FEE_RATE
-    amount = sum(entry["amount"] for entry in entries)
+    total = sum(entry["amount"] for entry in entries)
     fees = sum(int((Decimal(entry["amount"]) * rate).quantize(Decimal(1), rounding=ROUND_HALF_UP)) for entry in entries)
     return BulkBonus.objects.create(
-        researcher=researcher, study=study, entries=entries, amount=amount, fees=fees, created_at=now
+        researcher=researcher, study=study, entries=entries, amount=total, fees=fees, created_at=now
     )
 
 

@@ -121,7 +121,13 @@ def participant_complete(*, participant_id: str, code: str, now: datetime) -> Su
 
 def participant_release(*, submission_id: str, outcome: str) -> Submission:
     """The participant returns the submission, or it times out; its place is free again."""
-    leaving = {S.RETURNED: (S.RESERVED, S.ACTIVE, S.AWAITING_REVIEW), S.TIMED_OUT: (S.RESERVED, S.ACTIVE)}[outcome]
+    # Keyed by str: `outcome` is the status value the control view was sent (a TextChoices
+    # member is a str, and equal to its value as a key).
+    leaving_from: dict[str, tuple[str, ...]] = {
+        S.RETURNED: (S.RESERVED, S.ACTIVE, S.AWAITING_REVIEW),
+        S.TIMED_OUT: (S.RESERVED, S.ACTIVE),
+    }
+    leaving = leaving_from[outcome]
     try:
         submission = Submission.objects.select_related("study").get(submission_id=submission_id)
     except Submission.DoesNotExist:

@@ -57,6 +57,13 @@ class NotFoundAtMarketplace(MarketplaceError):
     code = "marketplace_not_found"
 
 
+class OutcomeUnknown(MarketplaceError):
+    """The call may or may not have taken effect at the marketplace: neither a refusal nor a
+    success, so nothing may be written off or sent again until someone looks."""
+
+    code = "marketplace_outcome_unknown"
+
+
 class InvalidRemoteAnswer(ApplicationError):
     """The channel's copy of an answer cannot be read as the HIT page's form fields."""
 

@@ -190,6 +190,7 @@ def _loo_cutoff(campaign: Campaign) -> float | None:
     for quality in WorkerQuality.objects.filter(
         campaign=campaign, computed_status=WorkerQuality.Status.EXCLUDED, loo_r__lt=LOO_FLOOR
     ).only("loo_r", "traps_seen", "traps_failed"):
+        assert quality.loo_r is not None, "loo_r__lt excludes NULL"
         failed_traps = quality.traps_seen >= 2 and 2 * quality.traps_failed >= quality.traps_seen
         if not failed_traps and (cutoff is None or quality.loo_r > cutoff):
             cutoff = quality.loo_r

@@ -41,7 +41,7 @@ class _Frame:
 
 
 def histogram_svg(
-    values: Iterable[float],
+    values: Iterable[float | None],
     bins: int = 20,
     *,
     value_range: tuple[float, float] | None = None,
@@ -52,7 +52,7 @@ def histogram_svg(
     y_label: str = "count",
 ) -> SafeString:
     """Bars of `bins` equal-width bins over `value_range` (default: the values' range); a
-    dashed vertical line at `cutoff`. Non-finite values are left out."""
+    dashed vertical line at `cutoff`. None and non-finite values are left out."""
     data = np.array([value for value in values if value is not None and math.isfinite(value)], float)
     low, high = value_range or ((data.min(), data.max()) if data.size else (0.0, 1.0))
     if high <= low:

@@ -1,7 +1,6 @@
 """Worker-quality report pages for researchers. Thin: find the campaign among those the
 user may see (others are a 404), call crowd.qc.report or crowd.qc.worker_quality, render."""
 
-import csv
 from typing import cast
 
 from django import forms
@@ -15,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.campaigns import campaigns_visible_to
 from annotation.models import Campaign, Topic
 from config.errors import ApplicationError
+from config.spreadsheets import SpreadsheetWriter
 from crowd.forms import OverrideForm
 from crowd.models import WorkerQuality
 from crowd.qc.report import (
@@ -72,7 +72,7 @@ def campaign_quality_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(request, slug)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-worker-quality.csv"'
-    csv.writer(response).writerows(worker_quality_csv_rows(campaign))
+    SpreadsheetWriter(response).writerows(worker_quality_csv_rows(campaign))
     return response
 
 

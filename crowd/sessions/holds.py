@@ -133,6 +133,7 @@ def _pool(session: WorkSession):
     """The tasks this session may work on, in the order they are handed out."""
     tasks = Task.objects.filter(hit__isnull=False, hit__complete=False, hit__deleted=False)
     if session.study_id is not None:
+        assert session.study is not None, "study_id is set"
         tasks = tasks.filter(batch_id=session.study.batch_id)
     else:
         tasks = tasks.filter(batch__topic__campaign_id=session.campaign_id)

@@ -77,15 +77,17 @@ def studies_sync(*, now=None) -> StudiesReport:
 
 
 def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport) -> None:
-    """Stop recruiting (again: a repeat answers the study as it is); a stopped study completes
-    at Prolific once nothing awaits review."""
+    """Stop recruiting; a stopped study completes at Prolific once nothing awaits review, so
+    one already stopped is only read again until it has."""
     before = study.status
+    if before in STOPPED:
+        study.status = client.study_get(study.study_id).status
+        return
     try:
         study.status = client.study_stop(study.study_id).status
     except InvalidState:
         study.status = client.study_get(study.study_id).status  # completed at Prolific already
-    if before not in STOPPED:
-        report.stopped += 1
+    report.stopped += 1
 
 
 def _places_top_up(*, client: ProlificClient, study: Study) -> None:

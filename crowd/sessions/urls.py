@@ -8,7 +8,7 @@ app_name = "sessions"
 
 urlpatterns = [
     path("prolific/", session_views.prolific_arrival, name="prolific"),
-    path("l/<str:token>/", session_views.link_page, name="link"),
+    path("l/<slug:token>/", session_views.link_page, name="link"),  # secrets.token_urlsafe: a slug
     path("<uuid:key>/", session_views.session_page, name="session"),
     path("<uuid:key>/mturk/externalSubmit", session_views.answer_copy, name="answer-copy"),
 ]

@@ -71,6 +71,8 @@ def link_page(request: HttpRequest, token: str) -> HttpResponse:
             else:
                 worker = holds.session_worker(channel=Channel.LINKS, external_id=f"link{link.pk}-{code}")
         if not error:
+            # A personal link is created with its worker; an open one got it from the code above.
+            assert worker is not None, "a personal link has its worker"
             if holds.worker_turned_away(campaign=link.campaign, worker=worker):
                 return render(request, "session/unavailable.html", status=403)
             try:

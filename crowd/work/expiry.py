@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.batching import batch_status_move
 from annotation.models import Batch
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.registry import get_marketplace
@@ -42,7 +43,5 @@ def batch_expire(*, batch_id: int) -> ExpiryResult:
         batch = Batch.objects.select_for_update().get(pk=batch_id)
         unpublished = batch.tasks.filter(hit__isnull=True).count()
         ledger.batch_unpublished_released(batch_id=batch_id)
-        if batch.status in (Batch.Status.CREATED, Batch.Status.PUBLISHED):
-            batch.status = Batch.Status.EXPIRED
-            batch.save(update_fields=["status"])
+        batch_status_move(batch_id=batch_id, to=Batch.Status.EXPIRED)
     return ExpiryResult(batch_id=batch_id, expired=expired, unpublished=unpublished)

@@ -135,10 +135,6 @@ class Commitment:
     note: str
 
 
-def _reward(campaign: Campaign, kind: str) -> Decimal:
-    return campaign.likert_reward if kind == Batch.Kind.LIKERT else campaign.comparison_reward
-
-
 def batch_commitments(*, batch: Batch) -> list[Commitment]:
     """What publishing `batch` commits beyond what is committed already, in its channel's
     unit: every assignment of each task without a HIT (per assignment), the places of the
@@ -147,7 +143,7 @@ def batch_commitments(*, batch: Batch) -> list[Commitment]:
     policy = channel_policy(campaign.channel)
     committed = campaign.ledger.filter(kind=Kind.COMMITTED)
     if policy.unit == PaymentUnit.ASSIGNMENT:
-        reward = _reward(campaign, batch.kind)
+        reward = campaign.reward_for(batch.kind)
         tasks = {task_reference(task.uuid): task for task in batch.tasks.filter(hit__isnull=True).order_by("position")}
         known = set(committed.filter(reference__in=list(tasks)).values_list("reference", flat=True))
         wanted = [
@@ -389,8 +385,10 @@ def bonus_paid(*, campaign_id: int, bonus: Bonus) -> bool:
 
 def bonuses_pending(*, campaign: Campaign) -> Decimal:
     """Bonuses granted in the campaign but not paid yet, with their fees: not in the ledger
-    until paid, but already promised."""
-    pending = Bonus.objects.filter(assignment__task__batch__topic__campaign=campaign, sent_at__isnull=True)
+    until paid, but already promised. A bonus the marketplace refused is promised no longer."""
+    pending = Bonus.objects.filter(
+        assignment__task__batch__topic__campaign=campaign, sent_at__isnull=True, refused_at__isnull=True
+    )
     return sum(
         (
             bonus_cost(amount=amount, channel=channel)

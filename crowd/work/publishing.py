@@ -19,15 +19,15 @@
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
-from django.utils import timezone
 
-from annotation.batching import likert_tasks_build
+from annotation.batching import batch_hold, batch_status_move, likert_tasks_build
 from annotation.campaigns import campaign_activate
 from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
@@ -37,6 +37,8 @@ from crowd.models import HIT, HITType
 from crowd.work import ledger
 
 Environment = Campaign.Environment
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,8 @@ class PublishPlan:
 @dataclass(frozen=True)
 class PublishResult:
     batch_id: int
-    published: int  # HITs recorded by this run
-    already: int  # tasks that had a HIT before this run
+    published: int  # HITs this run created and recorded
+    already: int  # tasks whose HIT existed before, or that a concurrent run recorded first
     cost: Decimal  # committed by this run
 
 
@@ -198,9 +200,11 @@ def hit_url(task: Task) -> str:
     return f"{settings.SITE_URL}/hit/{task.uuid}/"
 
 
-def _hit_record(*, task: Task, remote: RemoteHIT, environment: str, channel: str) -> HIT:
+def _hit_record(*, task: Task, remote: RemoteHIT, environment: str, channel: str) -> bool:
+    """Record the task's HIT; False when a concurrent publish recorded it first (the token made
+    the marketplace answer both with the same HIT)."""
     with transaction.atomic():
-        hit, _ = HIT.objects.get_or_create(
+        _, created = HIT.objects.get_or_create(
             task=task,
             defaults={
                 "channel": channel,
@@ -213,7 +217,7 @@ def _hit_record(*, task: Task, remote: RemoteHIT, environment: str, channel: str
                 "expires_at": remote.expiration,
             },
         )
-    return hit
+    return created
 
 
 def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
@@ -222,11 +226,17 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
     campaign = batch.topic.campaign
     _publish_check(batch=batch, live=live)
     marketplace = get_marketplace(campaign)
-    already = batch.tasks.filter(hit__isnull=False).count()
-    cost = ledger.batch_commit(batch_id=batch.pk)
+    try:
+        cost = ledger.batch_commit(batch_id=batch.pk)
+    except ledger.BudgetExceeded as refused:
+        # Held back until the cap is raised: said once, on the batch, not at every attempt.
+        if batch_hold(batch_id=batch.pk, reason=refused.message):
+            logger.warning("%s is held back: %s", batch, refused.message)
+        raise
     tasks = list(_unpublished(batch))
     if tasks:
         hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
+    published = 0
     for task in tasks:
         publication = Publication(
             url=hit_url(task),
@@ -236,20 +246,22 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
             annotation=f"salience {campaign.slug} batch {batch.pk} task {task.position}",
         )
         remote = marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
-        _hit_record(task=task, remote=remote, environment=marketplace.environment, channel=campaign.channel)
+        published += _hit_record(
+            task=task, remote=remote, environment=marketplace.environment, channel=campaign.channel
+        )
     # The marketplace's step for the batch as a whole (a Prolific study); idempotent.
     marketplace.batch_open(batch=batch)
     _batch_published(batch_id=batch.pk)
-    return PublishResult(batch_id=batch.pk, published=len(tasks), already=already, cost=cost)
+    already = batch.tasks.filter(hit__isnull=False).count() - published
+    return PublishResult(batch_id=batch.pk, published=published, already=already, cost=cost)
 
 
 @transaction.atomic
 def _batch_published(*, batch_id: int) -> None:
     batch = Batch.objects.select_for_update().get(pk=batch_id)
-    if batch.status == Batch.Status.CREATED and not batch.tasks.filter(hit__isnull=True).exists():
-        batch.status = Batch.Status.PUBLISHED
-        batch.published_at = timezone.now()
-        batch.save(update_fields=["status", "published_at"])
+    batch_hold(batch_id=batch_id, reason="")
+    if not batch.tasks.filter(hit__isnull=True).exists():
+        batch_status_move(batch_id=batch_id, to=Batch.Status.PUBLISHED)
     # The first published batch makes a draft campaign active (its settings are then fixed).
     campaign_activate(campaign_id=batch.topic.campaign_id)
 

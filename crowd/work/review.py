@@ -23,7 +23,14 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError, Conflict
-from crowd.marketplaces.base import CENT, DuplicateRequest, InvalidState, MarketplaceError
+from crowd.marketplaces.base import (
+    CENT,
+    DuplicateRequest,
+    InvalidState,
+    MarketplaceError,
+    MarketplaceUnavailable,
+    OutcomeUnknown,
+)
 from crowd.marketplaces.registry import get_marketplace
 from crowd.models import CONFIRMED, HIT, Assignment, Bonus, Worker, WorkerDecision
 from crowd.work import ledger
@@ -207,13 +214,35 @@ def _bonus_record(*, assignment: Assignment, amount: Decimal, reason: str, decid
     )
 
 
+@transaction.atomic
+def _bonus_refused(*, bonus_id: int, reason: str) -> None:
+    """The marketplace refused to pay: the bonus no longer counts against the budget cap, and
+    the refusal is recorded with the marketplace's reason."""
+    bonus = (
+        Bonus.objects.select_for_update()
+        .select_related("assignment__worker", "assignment__task__batch__topic")
+        .get(pk=bonus_id)
+    )
+    if bonus.sent_at is not None or bonus.refused_at is not None:
+        return
+    bonus.refused_at, bonus.refused_reason = timezone.now(), reason
+    bonus.save(update_fields=["refused_at", "refused_reason"])
+    WorkerDecision.objects.create(
+        campaign_id=bonus.assignment.task.batch.topic.campaign_id,
+        worker=bonus.assignment.worker,
+        action="bonus_refused",
+        reason=f"${bonus.amount} for assignment {bonus.assignment.assignment_id} refused by the marketplace: {reason}",
+        decided_by=bonus.created_by,
+    )
+
+
 def bonus_send(*, bonus_id: int) -> Bonus:
     """Pay a recorded bonus once: a repeat is a no-op, and the token guards the marketplace call."""
     bonuses = Bonus.objects.select_related(
         "assignment__task__batch__topic__campaign", "assignment__worker", "assignment__hit"
     )
     bonus = bonuses.get(pk=bonus_id)
-    if bonus.sent_at is not None:
+    if bonus.sent_at is not None or bonus.refused_at is not None:
         return bonus
     assignment = bonus.assignment
     campaign = assignment.task.batch.topic.campaign
@@ -229,6 +258,11 @@ def bonus_send(*, bonus_id: int) -> Bonus:
         )
     except DuplicateRequest:
         pass  # an earlier send with this token was paid; only its record was lost
+    except (MarketplaceUnavailable, OutcomeUnknown):
+        raise  # try again later, or look first: the bonus stays granted against the cap
+    except MarketplaceError as refused:
+        _bonus_refused(bonus_id=bonus_id, reason=refused.message)
+        raise
     with transaction.atomic():
         bonus = Bonus.objects.select_for_update().select_related("assignment__worker").get(pk=bonus_id)
         if bonus.sent_at is None:

@@ -40,6 +40,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.hit_page.answers import InvalidAnswer
+from annotation.models import Campaign
 from config.errors import ApplicationError, Conflict
 from crowd.answers.content import hit_content_get
 from crowd.answers.store import answer_submit
@@ -51,7 +52,7 @@ from crowd.marketplaces.base import (
     NotFoundAtMarketplace,
     RemoteAssignment,
 )
-from crowd.marketplaces.registry import channel_policy, get_marketplace
+from crowd.marketplaces.registry import channel_policy, get_marketplace, policies
 from crowd.models import CONFIRMED, HIT, Assignment, WorkerQuality, confirmed
 from crowd.sessions.holds import sessions_verify
 from crowd.sessions.studies import studies_sync
@@ -105,7 +106,37 @@ def assignments_sync(*, hit_ids: Iterable[int] | None = None, now: datetime | No
         report.hits += 1
         report.topic_ids.add(hit.task.batch.topic_id)
         report.campaign_ids.add(campaign.pk)
+    if hit_ids is None:
+        report.unverified += pending_sweep(now=now)
     return report
+
+
+def pending_sweep(*, now: datetime) -> int:
+    """Pending answers on HITs sync no longer visits (complete, deleted) or on tasks without
+    one, once their deadline and the listing grace have passed: unverified. Their channel can
+    no longer confirm them: a post with an invented assignment id ends here, whatever state
+    its HIT is in. (Session channels confirm by hold: crowd.sessions.holds.sessions_verify.)"""
+    sessions = [policy.channel for policy in policies() if policy.sessions]
+    stale = (
+        Assignment.objects.pending()
+        .filter(Q(task__hit__isnull=True) | Q(task__hit__complete=True) | Q(task__hit__deleted=True))
+        .exclude(task__batch__topic__campaign__channel__in=sessions)
+    )
+    durations = Campaign.objects.filter(pk__in=stale.values("task__batch__topic__campaign_id")).values_list(
+        "pk", "assignment_duration_seconds"
+    )
+    swept = 0
+    for campaign_id, seconds in durations:
+        cutoff = now - timedelta(seconds=seconds) - LISTING_GRACE
+        overdue = Q(accepted_at__lt=cutoff) | Q(accepted_at__isnull=True, submitted_at__lt=cutoff)
+        swept += (
+            stale.filter(overdue, task__batch__topic__campaign_id=campaign_id)
+            .order_by()
+            .update(verification=Verification.UNVERIFIED)
+        )
+    if swept:
+        logger.warning("%d stored answer(s) their channel never confirmed marked unverified", swept)
+    return swept
 
 
 def channels_sync(*, now: datetime | None = None) -> dict:

@@ -1,4 +1,5 @@
-"""The OpenAPI schema generates without warnings and validates; the docs page is self-hosted."""
+"""The OpenAPI schema generates without warnings and validates; the docs page is self-hosted.
+Both need a login by default (tests/attacks/test_admin_scope.py): these read them signed in."""
 
 import re
 
@@ -13,6 +14,14 @@ from drf_spectacular.validation import validate_schema
 from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(django_user_model) -> APIClient:
+    client = APIClient()
+    client.force_login(django_user_model.objects.create_user("reader", password="pw-for-tests-only"))
+    return client
+
 
 EXPECTED_OPERATIONS = {
     ("/api/auth/token/", "post"),
@@ -42,8 +51,8 @@ def test_spectacular_generates_and_validates_without_warnings(tmp_path):
     assert operations >= EXPECTED_OPERATIONS
 
 
-def test_the_served_schema_validates_and_every_ref_resolves():
-    response = APIClient().get(reverse("api-schema"), {"format": "json"})
+def test_the_served_schema_validates_and_every_ref_resolves(api):
+    response = api.get(reverse("api-schema"), {"format": "json"})
     assert response.status_code == 200
     schema = response.json()
     validate_schema(schema)  # jsonschema against the OpenAPI 3.0 specification
@@ -52,8 +61,8 @@ def test_the_served_schema_validates_and_every_ref_resolves():
     assert refs and refs <= set(components)
 
 
-def test_every_operation_but_the_token_endpoint_needs_authentication():
-    schema = APIClient().get(reverse("api-schema"), {"format": "json"}).json()
+def test_every_operation_but_the_token_endpoint_needs_authentication(api):
+    schema = api.get(reverse("api-schema"), {"format": "json"}).json()
     schemes = schema["components"]["securitySchemes"]
     assert schemes["tokenAuth"] == {
         "type": "apiKey",
@@ -66,8 +75,8 @@ def test_every_operation_but_the_token_endpoint_needs_authentication():
         assert {} not in security, f"{method} {path} allows anonymous access"
 
 
-def test_docs_page_loads_swagger_ui_from_local_static_files_only():
-    response = APIClient().get(reverse("api-docs"))
+def test_docs_page_loads_swagger_ui_from_local_static_files_only(api):
+    response = api.get(reverse("api-docs"))
     assert response.status_code == 200
     page = response.content.decode()
     assert not re.search(r"(https?:)?//", page), "the docs page must not reference another host"

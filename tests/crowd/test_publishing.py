@@ -57,6 +57,22 @@ def test_publishing_again_changes_nothing(local_turk):
 
 
 @pytest.mark.mturk
+def test_a_concurrent_publish_reports_only_the_hits_it_created(local_turk, monkeypatch):
+    batch = likert_batch(propositions=25)  # 5 tasks
+    first = batch_publish(batch_id=batch.pk)
+    # A second run that read the tasks before the first recorded their HITs (as two runs at
+    # once do): MTurk answers its calls with the same HITs (the request token), it records none.
+    every_task = list(batch.tasks.all())
+    monkeypatch.setattr(publishing, "_unpublished", lambda batch: every_task)
+
+    second = batch_publish(batch_id=batch.pk)
+
+    assert (first.published, first.already) == (5, 0)
+    assert (second.published, second.already) == (0, 5)
+    assert HIT.objects.count() == len(local_turk.hits()) == 5
+
+
+@pytest.mark.mturk
 def test_an_interrupted_publish_run_again_creates_no_second_hit(local_turk, monkeypatch):
     batch = likert_batch(propositions=25)  # 5 tasks
     record = publishing._hit_record
@@ -98,7 +114,13 @@ def test_over_the_budget_cap_nothing_is_published(local_turk):
 
     error = refused.value
     assert error.code == "budget_exceeded"
-    assert error.details == {"cost": "1.40", "committed": "0.10", "cap": "1.00", "shortfall": "0.50"}
+    assert error.details == {
+        "cost": "1.40",
+        "committed": "0.10",
+        "pending_bonuses": "0.00",
+        "cap": "1.00",
+        "shortfall": "0.50",
+    }
     for figure in ("$1.40", "$0.10", "$1.00", "$0.50 short"):
         assert figure in error.message
     assert local_turk.hits() == []

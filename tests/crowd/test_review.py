@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from config.errors import ApplicationError, Conflict
+from crowd.marketplaces.base import MarketplaceError
 from crowd.models import HIT, Assignment, Bonus, Worker, WorkerDecision
 from crowd.work import ledger, review
 from crowd.work.publishing import batch_publish
@@ -176,6 +177,27 @@ def test_a_granted_unpaid_bonus_counts_against_the_cap(local_turk, submitted):
         review.bonus_grant(assignment_id=submitted.pk, amount=D("0.60"), reason="Too much beside the pending one")
     assert "$0.60 of bonuses is granted but not paid yet" in str(refused.value)
     assert review.bonus_grant(assignment_id=submitted.pk, amount=D("0.50"), reason="Fits").sent_at is not None
+
+
+def test_a_bonus_the_marketplace_refuses_is_released_from_the_cap_with_its_reason(local_turk, submitted):
+    campaign = submitted.task.batch.topic.campaign
+    campaign.budget_cap = ledger.campaign_money(campaign=campaign).committed + D("1.20")
+    campaign.save(update_fields=["budget_cap"])
+    # MTurk refuses a bonus for an assignment of another worker: here our record names one MTurk
+    # does not know for it (as after a worker id mix-up), so the refusal is MTurk's own.
+    Worker.objects.filter(pk=submitted.worker_id).update(external_id="ANOTHERWORKER01")
+
+    with pytest.raises(MarketplaceError) as refused:
+        review.bonus_grant(assignment_id=submitted.pk, amount=D("1.00"), reason="Refused")
+
+    bonus = Bonus.objects.get()
+    assert bonus.sent_at is None and bonus.refused_at is not None and "does not belong" in bonus.refused_reason
+    assert refused.value.message == bonus.refused_reason
+    assert ledger.bonuses_pending(campaign=campaign) == D("0.00")  # no longer held against the cap
+    assert WorkerDecision.objects.filter(action="bonus_refused", reason__contains="refused by the marketplace").exists()
+    assert review.bonus_send(bonus_id=bonus.pk).refused_at == bonus.refused_at  # not sent again
+    Worker.objects.filter(pk=submitted.worker_id).update(external_id="AWORKERONE0001")
+    assert review.bonus_grant(assignment_id=submitted.pk, amount=D("1.00"), reason="Fits again").sent_at is not None
 
 
 def test_a_bonus_needs_whole_cents(local_turk, submitted):

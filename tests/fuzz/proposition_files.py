@@ -12,6 +12,7 @@ only the importer's invariants apply.
 import csv
 import io
 import json
+import string
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
@@ -29,10 +30,17 @@ FILENAMES = {
 BOM = "\ufeff"
 
 # Text without NUL and without surrogates, which the importer refuses (no database stores
-# them as text); topic keys well within Topic.key's 100 characters.
+# them as text); topic keys well within Topic.key's 100 characters, of the characters a URL
+# can carry (annotation/url_keys.py), with white space around them that readers strip.
 _CHARACTERS = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
 _text = st.text(_CHARACTERS, min_size=1, max_size=25).filter(lambda text: text.strip())
-_topic_text = st.text(_CHARACTERS, min_size=1, max_size=12).filter(lambda text: text.strip())
+_KEY_PART = st.text(string.ascii_letters + string.digits + "-_", min_size=1, max_size=5)
+_topic_text = st.builds(
+    "{}{}{}".format,
+    st.sampled_from(["", " "]),
+    st.lists(_KEY_PART, min_size=1, max_size=2).map(".".join),
+    st.sampled_from(["", " "]),
+)
 # Open IE prints arguments inside 'SimpleArgument(...,List(...))' and '(a; b; c)': its text
 # cannot hold the characters of that syntax (nor '{' or ',' that auto-detection reads).
 _openie_text = st.text(

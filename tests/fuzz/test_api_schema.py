@@ -17,6 +17,7 @@ import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
+from django.test import override_settings
 from django.urls import reverse
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -42,10 +43,11 @@ from tests.fuzz.examples import FUZZ
 pytestmark = pytest.mark.django_db
 CAMPAIGN_SLUG = "fuzz"  # conftest.campaign
 
-# Loaded once, at collection, through the WSGI app: the schema view needs no database. (The
-# fixture-based loader, schemathesis.pytest.from_fixture, does not run under pytest 9: it
-# sets Node._nodeid, which pytest 9 removed.)
-schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", WSGIHandler())
+# Loaded once, at collection, through the WSGI app: the schema view needs no database, and no
+# login with the setting that opens it. (The fixture-based loader, schemathesis.pytest.from_fixture,
+# does not run under pytest 9: it sets Node._nodeid, which pytest 9 removed.)
+with override_settings(API_DOCS_PUBLIC=True):
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", WSGIHandler())
 
 REAL_PATH_VALUES = {
     "slug": st.just(CAMPAIGN_SLUG),

@@ -1,9 +1,13 @@
 """The campaign loop's one owner: QC once per campaign per pass, every waiting topic advanced
 with that result, batches published after their step, campaigns finished."""
 
+import logging
 import random
+from decimal import Decimal
 
+import psycopg2
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from annotation.campaigns import campaign_resume
@@ -137,3 +141,70 @@ def test_a_topic_whose_publish_fails_is_published_by_the_next_pass():
     chosen = Batch.objects.get(topic__campaign=campaign, kind=Batch.Kind.COMPARISON)
     assert [step["action"] for step in second.steps] == ["republish"]
     assert calls == [(chosen.pk, False)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_pass_at_a_time_and_the_lock_goes_with_its_holder():
+    if connection.vendor != "postgresql":
+        pytest.skip("the loop's lock is PostgreSQL's advisory lock (make test runs this)")
+    campaign, latent = campaign_with_topics(1)
+    answer_batch(start_likert(campaign.topics.get()), latent, random.Random(6))
+    holder = psycopg2.connect(**_libpq(connection.settings_dict))
+    with holder.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [workflow.LOOP_LOCK_KEY])
+        assert cursor.fetchone()[0]
+
+    assert workflow.loop_run_exclusive() is None  # skipped: nothing synced, nothing advanced
+    assert campaign.topics.get().state == Topic.State.LIKERT
+
+    holder.close()  # the holder dies: its lock goes with its connection
+    report = workflow.loop_run_exclusive()
+    assert report is not None  # it ran: the topic moved on (publishing needs no endpoint to be tested here)
+    assert campaign.topics.get().state == Topic.State.COMPARISONS
+    with connection.cursor() as cursor:  # and the pass let go of it
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s", [workflow.LOOP_LOCK_KEY]
+        )
+        assert cursor.fetchone()[0] == 0
+
+
+def _libpq(settings_dict: dict) -> dict:
+    return {
+        "dbname": settings_dict["NAME"],
+        "user": settings_dict["USER"],
+        "password": settings_dict["PASSWORD"] or None,
+        "host": settings_dict["HOST"],
+        "port": settings_dict["PORT"],
+    }
+
+
+@pytest.mark.mturk
+def test_a_batch_the_budget_cap_holds_back_says_why_once_and_goes_out_when_raised(
+    live_server, settings, client, django_user_model, caplog
+):
+    settings.SITE_URL = live_server.url
+    settings.MTURK_LOCAL_ENDPOINT_URL = live_server.url + "/localturk/"
+    campaign, latent = campaign_with_topics(1)
+    owner = django_user_model.objects.create_user("owner", password="pw")
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner, budget_cap=Decimal("0.01"))
+    answer_batch(start_likert(campaign.topics.get()), latent, random.Random(7))
+
+    with caplog.at_level(logging.WARNING, logger="crowd.work.publishing"):
+        first, second = workflow.loop_run(), workflow.loop_run()
+
+    assert first.errors == second.errors == [] and len(first.held) == len(second.held) == 1
+    assert len([record for record in caplog.records if "is held back" in record.getMessage()]) == 1  # said once
+    held = Batch.objects.get(topic__campaign=campaign, kind=Batch.Kind.COMPARISON)
+    assert "budget cap of campaign" in held.held_reason and "short" in held.held_reason
+    client.force_login(owner)
+    page = client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
+    assert "Comparison batch #1 is held back: " in page
+    listed = client.get(f"/api/campaigns/{campaign.slug}/batches/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert {row["number"]: row["held_reason"] for row in rows}[1] == held.held_reason
+
+    Campaign.objects.filter(pk=campaign.pk).update(budget_cap=Decimal("100.00"))
+    third = workflow.loop_run()
+    assert third.held == [] and [step["action"] for step in third.steps] == ["republish"]
+    held.refresh_from_db()
+    assert held.held_reason == "" and held.status == Batch.Status.PUBLISHED

@@ -37,8 +37,10 @@ def assignment_get(*, requester: Requester, params: dict, now: datetime) -> dict
 def assignment_approve_call(*, requester: Requester, params: dict, now: datetime) -> dict:
     assignment = assignment_for(requester, params["AssignmentId"])
     override = params.get("OverrideRejection", False)
-    if override and assignment.status == Status.REJECTED and assignment.submit_time < now - OVERRIDE_WINDOW:
-        raise RequestError("This rejection can no longer be overridden.", code=INVALID_ASSIGNMENT_STATE)
+    if override and assignment.status == Status.REJECTED:
+        assert assignment.submit_time is not None, "only a submitted assignment is rejected"
+        if assignment.submit_time < now - OVERRIDE_WINDOW:
+            raise RequestError("This rejection can no longer be overridden.", code=INVALID_ASSIGNMENT_STATE)
     approved = assignment_approve(
         assignment=assignment, at=now, feedback=params.get("RequesterFeedback", ""), override_rejection=override
     )

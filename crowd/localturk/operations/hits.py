@@ -175,6 +175,7 @@ def _hit_create(requester: Requester, hit_type: HITType, params: dict, now: date
     if token:
         earlier = token_claim(requester=requester, operation="CreateHIT", token=token, now=now, hit=hit)
         if earlier:
+            assert earlier.hit is not None, "a CreateHIT token is recorded with the HIT it created"
             raise RequestError(
                 f'The HIT with ID "{earlier.hit.hit_id}" already exists for UniqueRequestToken "{token}".',
                 code=HIT_ALREADY_EXISTS,

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from ranking.workflow import loop_run
+from ranking.workflow import loop_run_exclusive
 
 
 class Command(BaseCommand):
@@ -11,7 +11,10 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        loop = loop_run()
+        loop = loop_run_exclusive()
+        if loop is None:
+            self.stdout.write("A pass of the loop is running already (a Celery worker's): nothing done.")
+            return
         report = loop.sync
         self.stdout.write(
             f"HITs {report['hits']}: verified {report['verified']}, recovered {report['recovered']}, "

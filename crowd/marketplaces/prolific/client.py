@@ -79,7 +79,13 @@ import requests
 from django.conf import settings
 
 from config.errors import ApplicationError
-from crowd.marketplaces.base import InvalidState, MarketplaceError, MarketplaceUnavailable, NotFoundAtMarketplace
+from crowd.marketplaces.base import (
+    InvalidState,
+    MarketplaceError,
+    MarketplaceUnavailable,
+    NotFoundAtMarketplace,
+    OutcomeUnknown,
+)
 from crowd.marketplaces.prolific.wire import (
     PUBLISHED,
     STOPPED,
@@ -111,10 +117,8 @@ class Unauthorized(MarketplaceError):
     code = "marketplace_unauthorized"
 
 
-class BonusOutcomeUnknown(MarketplaceError):
+class BonusOutcomeUnknown(OutcomeUnknown):
     """The pay call may or may not have reached Prolific; paying again could pay twice."""
-
-    code = "marketplace_outcome_unknown"
 
     def __init__(self, message: str, *, bonus_payment_id: str):
         super().__init__(message, marketplace_code="outcome_unknown")

@@ -13,7 +13,7 @@ from django.conf import settings
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.marketplaces.base import ChannelPolicy, Opening, PaymentUnit, fee
-from crowd.marketplaces.prolific.studies import session_minutes, session_reward_cents, study_places, task_reward
+from crowd.marketplaces.prolific.studies import session_minutes, session_reward_cents, study_places
 from crowd.models import Study
 
 # Prolific's published minimum pay, in the workspace currency per hour.
@@ -78,7 +78,7 @@ class ProlificPolicy(ChannelPolicy):
                 Decimal("0.01"), rounding="ROUND_UP"
             )
             raise ApplicationError(
-                f"A session of {campaign.tasks_per_session} {kind} tasks at {task_reward(campaign, kind)} each pays "
+                f"A session of {campaign.tasks_per_session} {kind} tasks at {campaign.reward_for(kind)} each pays "
                 f"{per_session} for about {minutes} minutes, {hourly} an hour; Prolific's minimum is "
                 f"{PROLIFIC_MIN_HOURLY} an hour. Raise the {kind} reward to at least {needed}, or set a shorter time "
                 "per task in the campaign's channel settings.",

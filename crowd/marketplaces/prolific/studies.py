@@ -10,7 +10,7 @@ is crowd/sessions/studies.py, a service that uses the session bookkeeping.
 
 import math
 import secrets
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP
 
 from django.conf import settings
 from django.utils import timezone
@@ -32,13 +32,9 @@ def study_url() -> str:
     return study_url_with(f"{settings.SITE_URL}/s/prolific/")
 
 
-def task_reward(campaign: Campaign, kind: str) -> Decimal:
-    return campaign.likert_reward if kind == Batch.Kind.LIKERT else campaign.comparison_reward
-
-
 def session_reward_cents(campaign: Campaign, kind: str) -> int:
     """What one session pays: tasks per session at the task's reward."""
-    reward = task_reward(campaign, kind)
+    reward = campaign.reward_for(kind)
     return int((reward * campaign.tasks_per_session * 100).to_integral_value(rounding=ROUND_HALF_UP))
 
 

@@ -46,7 +46,9 @@ class Command(BaseCommand):
         settings.MTURK_LOCAL_ENDPOINT_URL = f"{base_url}/localturk/"
         settings.PROLIFIC_API_URL = f"{base_url}/localprolific/api/v1/"
         settings.PROLIFIC_COMPLETION_URL = f"{base_url}/localprolific/submissions/complete?cc={{code}}"
-        server = server_start(port)
+        server = server_start(port)  # (its WSGI handler configures logging anew)
+        # The simulated crowd is turned away from full studies and closed HITs on purpose (409s).
+        logging.getLogger("django.request").setLevel(logging.ERROR)
         user = demo_user()
         campaign, latent = demo_campaign_create(owner=user, per_topic=40 if quick else None)
         crowd = {"workers": workers, "spammers": spammers}

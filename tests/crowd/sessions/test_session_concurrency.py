@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from crowd.models import TaskHold
-from crowd.sessions import links
+from crowd.sessions import holds, links
 
 from .conftest import links_batch
 
@@ -42,8 +42,8 @@ def test_simultaneous_arrivals_never_overfill_a_task():
         thread.join(timeout=60)
 
     assert not errors
-    holds = Counter(TaskHold.objects.values_list("task_id", flat=True))
-    assert sum(holds.values()) == PARTICIPANTS  # every slot handed out, to someone
-    assert set(holds.values()) == {3}  # and no task beyond its three
+    held = Counter(TaskHold.objects.values_list("task_id", flat=True))
+    assert sum(held.values()) == PARTICIPANTS  # every slot handed out, to someone
+    assert set(held.values()) == {3}  # and no task beyond its three
     per_worker = Counter(TaskHold.objects.values_list("session__worker_id", "task_id"))
     assert max(per_worker.values()) == 1
