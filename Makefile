@@ -36,7 +36,7 @@ lint: venv
 	$(LINT_ENV) $(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-## make test: lint, then services on loopback (PostgreSQL, Redis), Chromium and the whole suite.
+## make test: lint, then services on loopback (PostgreSQL, Redis), Chromium, nginx and the whole suite.
 test: venv lint
 	$(PY) -m tests.services ensure
 	$(PY) -m tests.services run -- $(PY) -m pytest $(PYTEST_ARGS)

@@ -30,7 +30,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.security import client_address, counts_add, counts_read
+from config.client_address import client_address
+from config.security import counts_add, counts_read
 
 
 def login_wait(request: HttpRequest | Request, username: str) -> int:
@@ -55,7 +56,7 @@ def _limits(request: HttpRequest | Request, username: str) -> tuple[list[tuple[s
     seconds = max(1, settings.LOGIN_FAILURE_WINDOW_SECONDS)
     now = time.time()
     window = int(now // seconds)
-    address = client_address(request)  # a DRF Request passes for its HttpRequest: it proxies META
+    address = client_address(request)
     # Usernames are hashed so the key is short and printable whatever was typed; case and
     # surrounding space folded, so "Ada " and "ada" share a count.
     name = hashlib.sha256(username.strip().casefold().encode("utf-8", "replace")).hexdigest()[:32]

@@ -9,13 +9,17 @@ The API's Swagger UI injects its own <style> elements, so /api/docs/ allows inli
 are left alone; production never mounts them.
 
 Rate limits. Submissions (`POST /hit/<uuid>/submit/`) and the session's copy of an answer
-(`POST /s/<key>/mturk/externalSubmit`) are counted per worker id and per client address in
-fixed one-minute windows in the cache (Redis when CACHE_URL names it, so every gunicorn
+(`POST /s/<key>/mturk/externalSubmit`) are counted per client address, and per submitter —
+the signed token of the page that posts (a page load's own), or the session's secret key —
+in fixed one-minute windows in the cache. Worker ids are not secret: a flood carrying a
+victim's id, with no token or with a token of its own, costs the victim nothing (issue 15,
+F5). The counts live in the cache (Redis when CACHE_URL names it, so every gunicorn
 worker shares the counts). Over a limit: 429 with Retry-After and a message that says the
 answer was not taken and when to send it again. A person needs well under a submission a
 second; the limits (settings SUBMIT_RATE_PER_WORKER, SUBMIT_RATE_PER_ADDRESS, per minute,
 0 = off) stop scripts and retry storms, not people. The failed-login throttle
-(config/login_throttle.py) counts with the same counters (`counts_add`, `counts_read`).
+(config/login_throttle.py) counts with the same counters (`counts_add`, `counts_read`). Both
+read the client address one way: config/client_address.py.
 """
 
 import functools
@@ -31,10 +35,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
 from annotation.hit_page.headers import hit_frame_ancestors
+from annotation.hit_page.tokens import submit_token_digest
+from config.client_address import client_address
 from config.csp import page_policy
 
 logger = logging.getLogger(__name__)
-SUBMIT_PATHS = re.compile(r"^/(hit/[0-9a-f-]{36}/submit/|s/[0-9a-f-]{36}/mturk/externalSubmit)$")
+SUBMIT_PATHS = re.compile(r"^/(hit/(?P<task>[0-9a-f-]{36})/submit/|s/(?P<session>[0-9a-f-]{36})/mturk/externalSubmit)$")
 UNPOLICED_PREFIXES = ("/localturk/", "/localprolific/")
 WINDOW_SECONDS = 60
 
@@ -73,22 +79,23 @@ class SubmissionRateLimitMiddleware:
         now = time.time()
         window = int(now // WINDOW_SECONDS)
         wait = max(1, int((window + 1) * WINDOW_SECONDS - now))
-        worker = request.POST.get("workerId", "").strip()[:64]
         checks = [("address", client_address(request), settings.SUBMIT_RATE_PER_ADDRESS)]
-        if worker:
-            checks.append(("worker", worker, settings.SUBMIT_RATE_PER_WORKER))
+        submitter = _submitter(request)
+        if submitter:
+            checks.append(("submitter", submitter, settings.SUBMIT_RATE_PER_WORKER))
         limits = [(f"rate:{kind}:{key}:{window}", limit) for kind, key, limit in checks if limit]
         counts = counts_add([key for key, _ in limits]) if limits else []
         return wait if any(count > limit for count, (_, limit) in zip(counts, limits, strict=True)) else 0
 
 
-def client_address(request: HttpRequest) -> str:
-    """The client's address; behind a proxy, the one it appended to X-Forwarded-For."""
-    if settings.RATE_LIMIT_TRUST_FORWARDED_FOR:
-        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
-        if forwarded:
-            return forwarded[-1]
-    return request.META.get("REMOTE_ADDR", "")
+def _submitter(request: HttpRequest) -> str | None:
+    """Who posts, by what they cannot borrow from someone else: the page's signed token (valid
+    for this task), or the session key in the path. None for a post with neither."""
+    match = SUBMIT_PATHS.match(request.path)
+    assert match is not None
+    if match.group("session"):
+        return f"session:{match.group('session')}"
+    return submit_token_digest(token=request.POST.get("token", ""), task_uuid=match.group("task"))
 
 
 def counts_add(keys: list[str], *, expiry: int = WINDOW_SECONDS * 2) -> list[int]:

@@ -119,7 +119,19 @@ CACHES = {
 # Submissions per minute (config/security.py); 0 turns a limit off.
 SUBMIT_RATE_PER_WORKER = env.int("SUBMIT_RATE_PER_WORKER", default=30)
 SUBMIT_RATE_PER_ADDRESS = env.int("SUBMIT_RATE_PER_ADDRESS", default=600)
-RATE_LIMIT_TRUST_FORWARDED_FOR = env.bool("RATE_LIMIT_TRUST_FORWARDED_FOR", default=PRODUCTION)
+# How many reverse proxies of ours stand in front of gunicorn, each appending to X-Forwarded-For;
+# the client address is the entry the outermost one appended (config/client_address.py). 0: no
+# proxy, the header is ignored. docker-compose.yml runs nginx in front and sets 1.
+TRUSTED_PROXY_HOPS = env.int("TRUSTED_PROXY_HOPS", default=0)
+if TRUSTED_PROXY_HOPS < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXY_HOPS must be 0 (no proxy) or the number of proxies in front.")
+if "RATE_LIMIT_TRUST_FORWARDED_FOR" in env:
+    # Refused rather than aliased: its default trusted a header every client can write.
+    raise ImproperlyConfigured(
+        "RATE_LIMIT_TRUST_FORWARDED_FOR is gone: set TRUSTED_PROXY_HOPS to the number of reverse "
+        "proxies in front of gunicorn (1 for one proxy, what `true` meant; 0 or unset for none) "
+        "and remove RATE_LIMIT_TRUST_FORWARDED_FOR."
+    )
 # Failed logins per window on the token endpoint and the dashboard login (config/login_throttle.py),
 # per client address and per username from one address; 0 turns a limit off.
 LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=50)

@@ -169,6 +169,14 @@ def counted(prefix: str = "") -> models.Q:
     return confirmed(prefix) & ~models.Q(**{f"{prefix}status": "Rejected"})
 
 
+def session_confirmed(prefix: str = "") -> models.Q:
+    """Sessions whose channel confirmed the participant: a Prolific session once Prolific
+    listed its submission (`submission_id`, set on arrival or by sync), a participant-link
+    session always (the link and its hold are the proof). Only these hand out tasks, count
+    answers or reach the completion step. `prefix` reaches a WorkSession ("session__")."""
+    return models.Q(**{f"{prefix}study__isnull": True}) | ~models.Q(**{f"{prefix}submission_id": ""})
+
+
 class AssignmentQuerySet(models.QuerySet):
     def confirmed(self) -> "AssignmentQuerySet":
         return self.filter(confirmed())

@@ -1,4 +1,5 @@
-"""Throw-away PostgreSQL and Redis for the test suite, on free loopback ports.
+"""Throw-away PostgreSQL and Redis for the test suite, on free loopback ports (and the other
+Debian packages tests drive: Chromium, nginx).
 
     python -m tests.services ensure          # install what is missing (apt-get, as root)
     python -m tests.services run -- pytest   # start both, run the command, stop both
@@ -19,7 +20,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-DEBIAN_PACKAGES = {"postgres": "postgresql", "redis-server": "redis-server", "chromium": "chromium"}
+DEBIAN_PACKAGES = {"postgres": "postgresql", "redis-server": "redis-server", "chromium": "chromium", "nginx": "nginx"}
 
 
 class ServiceError(RuntimeError):
@@ -35,6 +36,11 @@ def _postgres_bindir() -> Path | None:
     return Path(found).resolve().parent if found else None
 
 
+def nginx_binary() -> str | None:
+    """Debian's nginx (in /usr/sbin, which a non-root PATH may lack), for the proxy tests."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
+
+
 def _missing() -> list[str]:
     missing = []
     if _postgres_bindir() is None:
@@ -43,6 +49,8 @@ def _missing() -> list[str]:
         missing.append("redis-server")
     if not Path("/usr/bin/chromium").exists():
         missing.append("chromium")
+    if nginx_binary() is None:
+        missing.append("nginx")
     return missing
 
 

@@ -11,6 +11,7 @@ import redis
 from django.core.cache import caches
 from django.test import Client
 
+from annotation.hit_page.tokens import submit_token_digest, submit_token_make
 from config.security import WINDOW_SECONDS
 from crowd.models import Assignment
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory
@@ -57,8 +58,8 @@ def test_the_default_limits_allow_a_fast_person(task):
     assert 429 not in statuses
 
 
-def _submit(client, task, worker, assignment, address="203.0.113.7"):
-    fields = {"assignmentId": assignment, "workerId": worker, "hitId": "H1"}
+def _submit(client, task, worker, assignment, address="203.0.113.7", token=""):
+    fields = {"assignmentId": assignment, "workerId": worker, "hitId": "H1", "token": token}
     return client.post(f"/hit/{task.uuid}/submit/", fields, REMOTE_ADDR=address, HTTP_ACCEPT="application/json")
 
 
@@ -70,13 +71,17 @@ def task(db):
 
 @pytest.mark.rate_limits
 def test_a_worker_over_the_limit_gets_429_with_retry_after(settings, task):
+    """Counted per submitter: the signed token of the page that posts (worker ids are not secret)."""
     settings.SUBMIT_RATE_PER_WORKER = 2
     client = Client()
+    page = submit_token_make(task_uuid=task.uuid, assignment_id="A1", worker_id="W1")
 
-    answers = [_submit(client, task, "W1", f"A{n}") for n in range(3)]
-    other = _submit(client, task, "W2", "B1")
+    answers = [_submit(client, task, "W1", "A1", token=page) for n in range(3)]
+    other = _submit(
+        client, task, "W2", "B1", token=submit_token_make(task_uuid=task.uuid, assignment_id="B1", worker_id="W2")
+    )
 
-    assert [a.status_code for a in answers[:2]] != [429, 429]  # refused on their merits (no token)
+    assert [a.status_code for a in answers[:2]] != [429, 429]  # refused on their merits (an empty answer)
     assert answers[2].status_code == 429 and int(answers[2]["Retry-After"]) > 0
     assert "was not saved" in answers[2].json()["message"] and answers[2].json()["code"] == "rate_limited"
     assert other.status_code != 429  # another worker is not held up
@@ -113,12 +118,15 @@ def redis_counters(settings, redis_url):
 def test_with_redis_both_limits_are_counted_in_one_round_trip_and_expire(settings, task, redis_counters):
     settings.SUBMIT_RATE_PER_WORKER = 2
     client = Client()
+    page = submit_token_make(task_uuid=task.uuid, assignment_id="A1", worker_id="W1")
 
-    statuses = [_submit(client, task, "W1", f"A{n}").status_code for n in range(3)]
+    statuses = [_submit(client, task, "W1", "A1", token=page).status_code for _ in range(3)]
 
     assert statuses[2] == 429 and 429 not in statuses[:2]
     window = int(time.time() // WINDOW_SECONDS)
-    worker_key, address_key = f"salience:rate:worker:W1:{window}", f"salience:rate:address:203.0.113.7:{window}"
+    submitter = submit_token_digest(token=page, task_uuid=task.uuid)
+    worker_key = f"salience:rate:submitter:{submitter}:{window}"
+    address_key = f"salience:rate:address:203.0.113.7:{window}"
     assert int(redis_counters.get(worker_key)) == 3 and int(redis_counters.get(address_key)) == 3
     assert 0 < redis_counters.ttl(worker_key) <= 2 * WINDOW_SECONDS  # the window's counter goes away
 
@@ -151,9 +159,14 @@ def test_limits_can_be_turned_off(settings, task):
 def test_the_rate_limited_page_can_be_shown_in_mturks_frame(settings, task):
     settings.SUBMIT_RATE_PER_WORKER = 1
     client = Client()
-    _submit(client, task, "W1", "A1")
+    token = submit_token_make(task_uuid=task.uuid, assignment_id="A1", worker_id="W1")
+    _submit(client, task, "W1", "A1", token=token)
 
-    page = client.post(f"/hit/{task.uuid}/submit/", {"assignmentId": "A2", "workerId": "W1"}, REMOTE_ADDR="203.0.113.7")
+    page = client.post(
+        f"/hit/{task.uuid}/submit/",
+        {"assignmentId": "A1", "workerId": "W1", "token": token},
+        REMOTE_ADDR="203.0.113.7",
+    )
 
     assert page.status_code == 429 and b"Please wait a moment" in page.content
     assert "https://worker.mturk.com" in page["Content-Security-Policy"] and "X-Frame-Options" not in page

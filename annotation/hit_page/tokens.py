@@ -6,6 +6,7 @@ when the page is rendered for an eligible worker. Only such a page can submit, a
 the assignment it was shown for.
 """
 
+import hashlib
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +34,18 @@ class TokenClaims:
 def submit_token_make(*, task_uuid: UUID, assignment_id: str, worker_id: str) -> str:
     payload = {"t": str(task_uuid), "a": assignment_id, "w": worker_id, "i": int(time.time() * 1000)}
     return signing.dumps(payload, salt=SALT, compress=False)
+
+
+def submit_token_digest(*, token: str, task_uuid: UUID | str) -> str | None:
+    """A short name for a token this page signed for `task_uuid` (at any age), else None: what
+    the rate limits count a worker's posts by, so nobody can spend another's allowance."""
+    try:
+        payload = signing.loads(token, salt=SALT)
+    except signing.BadSignature:
+        return None
+    if not isinstance(payload, dict) or payload.get("t") != str(task_uuid):
+        return None
+    return hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
 def submit_token_check(*, token: str, task_uuid: UUID, assignment_id: str, worker_id: str, max_age: int) -> TokenClaims:

@@ -24,7 +24,7 @@ from crowd.marketplaces.base import (
     RemoteHIT,
     WorkType,
 )
-from crowd.models import HIT, Assignment, TaskHold
+from crowd.models import HIT, Assignment, TaskHold, session_confirmed
 
 
 class SessionMarketplace:
@@ -77,7 +77,8 @@ class SessionMarketplace:
         )
 
     def assignments_list(self, hit_id: str) -> list[RemoteAssignment]:
-        """The answers that arrived through a hold of the participant who gave them."""
+        """The answers that arrived through a hold of the participant who gave them, in a session
+        its channel confirmed and did not withdraw (crowd.sessions.holds)."""
         hit = (
             HIT.objects.select_related("task__batch__topic__campaign")
             .filter(channel=self.channel, environment=self.environment, hit_id=hit_id)
@@ -86,8 +87,10 @@ class SessionMarketplace:
         if hit is None:
             raise NotFoundAtMarketplace(f"There is no HIT {hit_id} on {self.label}.")
         delay = timedelta(seconds=hit.task.batch.topic.campaign.auto_approval_delay_seconds)
-        holds = TaskHold.objects.filter(task_id=hit.task_id, submitted_at__isnull=False).select_related(
-            "session__worker"
+        holds = (
+            TaskHold.objects.filter(task_id=hit.task_id, submitted_at__isnull=False, released_at__isnull=True)
+            .filter(session_confirmed("session__"))
+            .select_related("session__worker")
         )
         answers = {(a.assignment_id, a.worker_id): a for a in Assignment.objects.filter(task_id=hit.task_id)}
         listed = []

@@ -16,9 +16,12 @@ work in sessions instead. This module hands tasks out to sessions, one at a time
   participant's `workerId` and `turkSubmitTo` = the session's address, so the page posts
   the answer's copy back to the session (`hold_submit`), the way it posts to MTurk. Quality
   control, traps and the ranking loop see exactly the labels an MTurk HIT would give.
-* An answer stored by the page counts only when it belongs to a hold of its participant
-  (`hold_submit`, or `sessions_verify` when the copy never arrived); any other answer on a
-  session channel is marked unverified and never counted.
+* An answer stored by the page counts only when it belongs to a hold of its participant in a
+  session its channel confirmed (crowd.models.session_confirmed: a Prolific session is opened
+  only for a submission Prolific lists) — `hold_submit`, or `sessions_verify` when the copy
+  never arrived; any other answer on a session channel is marked unverified and never
+  counted. A session Prolific never listed is withdrawn (`session_withdraw`): its holds are
+  freed and its answers unverified, whatever they were.
 """
 
 import uuid
@@ -33,9 +36,20 @@ from django.utils import timezone
 from annotation.models import Batch, Campaign, Task
 from config.errors import ApplicationError, Conflict, Gone, NotFound
 from crowd.marketplaces.registry import policies
-from crowd.models import Assignment, ParticipantLink, Study, TaskHold, Worker, WorkerQuality, WorkSession
+from crowd.models import (
+    Assignment,
+    ParticipantLink,
+    Study,
+    TaskHold,
+    Worker,
+    WorkerQuality,
+    WorkSession,
+    session_confirmed,
+)
 
 Verification = Assignment.Verification
+# A submitted hold that was released: its session was withdrawn, its answer counts nowhere.
+WITHDRAWN = Q(submitted_at__isnull=False, released_at__isnull=False)
 
 
 @dataclass(frozen=True)
@@ -68,24 +82,32 @@ def session_worker(*, channel: str, external_id: str) -> Worker:
 # ---- Opening a session -------------------------------------------------------------------
 
 
-def study_session_open(*, study: Study, worker: Worker, external_session_id: str = "") -> WorkSession:
-    """The participant's one session on a Prolific study, opened on first arrival."""
+def study_session_open(*, study: Study, worker: Worker, submission_id: str, submission_status: str) -> WorkSession:
+    """The participant's one session on a Prolific study, opened on first arrival, confirmed by
+    the submission Prolific listed for them (crowd.sessions.studies.study_arrive asks first;
+    its id is the SESSION_ID)."""
     campaign = study.batch.topic.campaign
+    confirmed = {
+        "external_session_id": submission_id,
+        "submission_id": submission_id,
+        "submission_status": submission_status,
+    }
     with transaction.atomic():
-        session, created = WorkSession.objects.get_or_create(
+        session, created = WorkSession.objects.select_for_update().get_or_create(
             study=study,
             worker=worker,
             defaults={
                 "campaign": campaign,
                 "key": uuid.uuid4(),
-                "external_session_id": external_session_id,
                 "tasks_target": campaign.tasks_per_session,
+                **confirmed,
             },
         )
-    if not created and external_session_id and session.external_session_id != external_session_id:
-        # The participant returned the study and took it again: Prolific made a new session.
-        WorkSession.objects.filter(pk=session.pk).update(external_session_id=external_session_id)
-        session.external_session_id = external_session_id
+        if not created and session.submission_id != submission_id:
+            # The participant returned the study and took it again: Prolific made a new submission.
+            WorkSession.objects.filter(pk=session.pk).update(**confirmed)
+            for field, value in confirmed.items():
+                setattr(session, field, value)
     return session
 
 
@@ -108,6 +130,17 @@ def link_session_open(*, link: ParticipantLink, worker: Worker) -> WorkSession:
                 tasks_target=link.campaign.tasks_per_session,
             )
     return session
+
+
+def session_is_confirmed(session: WorkSession) -> bool:
+    """Its channel confirmed the participant (crowd.models.session_confirmed)."""
+    return WorkSession.objects.filter(session_confirmed(), pk=session.pk).exists()
+
+
+def completion_due(session: WorkSession) -> bool:
+    """The channel's completion step (Prolific's completion code) is for a confirmed session
+    that finished with work done, and for nobody else."""
+    return session.status == WorkSession.Status.FINISHED and _done(session) > 0 and session_is_confirmed(session)
 
 
 def session_get(key) -> WorkSession:
@@ -236,6 +269,11 @@ def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | Non
                 "This task was not handed to you in this session, so its answer cannot be counted.",
                 code="task_not_held",
             )
+        if not session_is_confirmed(session) or (hold.submitted_at is not None and hold.released_at is not None):
+            raise Conflict(
+                "Your place in this study was not confirmed by Prolific, so this answer cannot be counted.",
+                code="session_not_confirmed",
+            )
         answer = Assignment.objects.filter(
             assignment_id=assignment_id, worker_id=session.worker_id, task_id=hold.task_id
         ).first()
@@ -278,6 +316,22 @@ def session_abandon(session: WorkSession, *, now: datetime | None = None) -> int
     return session.holds.filter(submitted_at__isnull=True, released_at__isnull=True).update(released_at=now)
 
 
+def session_withdraw(session: WorkSession, *, now: datetime | None = None) -> int:
+    """Its channel never confirmed the participant (Prolific does not list them in the study):
+    end the session, free every task it held, submitted or not, and mark its answers
+    unverified whatever they were, so they count nowhere. The answers newly unverified."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        WorkSession.objects.filter(pk=session.pk).update(
+            status=WorkSession.Status.ABANDONED, finished_at=Coalesce(F("finished_at"), now)
+        )
+        session.holds.filter(released_at__isnull=True).update(released_at=now)
+        answers = Assignment.objects.filter(
+            worker_id=session.worker_id, assignment_id__in=session.holds.values("assignment_id")
+        ).exclude(verification=Verification.UNVERIFIED)
+        return answers.update(verification=Verification.UNVERIFIED)
+
+
 def session_channels() -> list[str]:
     """The channels that hand tasks out in sessions (their policies say so)."""
     return [policy.channel for policy in policies() if policy.sessions]
@@ -289,13 +343,13 @@ def session_channels() -> list[str]:
 @dataclass
 class VerifyReport:
     counted: int = 0  # answers whose copy never reached the session, counted from their hold
-    unverified: int = 0  # answers on a session channel that no hold covers: never counted
+    unverified: int = 0  # answers on a session channel that no hold of a confirmed session covers
     released: int = 0  # expired holds released
 
 
 def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> VerifyReport:
-    """Count answers whose hold never heard of them, refuse answers no hold covers, and
-    release expired holds."""
+    """Count answers whose hold never heard of them, refuse answers no hold of a confirmed
+    session covers, and release expired holds."""
     now = now or timezone.now()
     report = VerifyReport()
     pending = Assignment.objects.filter(
@@ -308,6 +362,8 @@ def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> Verify
             hold = (
                 TaskHold.objects.select_for_update()
                 .filter(assignment_id=answer.assignment_id, task_id=answer.task_id, session__worker_id=answer.worker_id)
+                .filter(session_confirmed("session__"))
+                .exclude(WITHDRAWN)
                 .select_related("session")
                 .first()
             )

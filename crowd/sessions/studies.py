@@ -4,6 +4,10 @@ Opening a batch's study is the Prolific adapter's (crowd/marketplaces/prolific/s
 this service keeps every open study in step with Prolific at each sync, using the session
 bookkeeping (crowd.sessions.holds) and the ledger:
 
+* a participant arrives (`study_arrive`): their session opens only once Prolific lists their
+  submission, in progress, in the study; nothing is written otherwise;
+* a session Prolific does not list (opened before arrivals were checked) is withdrawn: its
+  tasks freed, its answers unverified;
 * a returned or timed-out submission abandons its session, which frees its task;
 * a finished session's submission is approved once every answer in it is reviewed, or
   rejected when every answer was rejected; an approved submission is money spent;
@@ -20,11 +24,12 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation.models import Batch
+from annotation.models import Batch, Campaign
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
-from crowd.marketplaces.prolific.wire import STOPPED, RemoteSubmission, StudyStatus, SubmissionStatus
-from crowd.models import Assignment, Study, TaskHold, WorkSession
+from crowd.marketplaces.prolific.participants import NOT_LISTED, ParticipantNotListed, participant_submission
+from crowd.marketplaces.prolific.wire import IN_PROGRESS, STOPPED, RemoteSubmission, StudyStatus, SubmissionStatus
+from crowd.models import Assignment, Study, TaskHold, WorkSession, session_confirmed
 from crowd.sessions import holds
 from crowd.work import ledger
 
@@ -42,6 +47,25 @@ class StudiesReport:
     abandoned: int = 0
     stopped: int = 0
     completed: int = 0
+    withdrawn: int = 0  # sessions Prolific does not list: their answers unverified
+
+
+def study_arrive(*, study: Study, participant_id: str, session_id: str) -> WorkSession:
+    """A participant arrives from the study URL: their session, opened (or continued) only
+    when Prolific lists submission `session_id` as theirs in this study, and in progress — or
+    as the submission their session was confirmed with (a returning participant continues).
+    One call to Prolific per arrival; none on the task pages. Raises `ParticipantNotListed`,
+    or `MarketplaceUnavailable` when Prolific cannot be asked; nothing is written then."""
+    submission = participant_submission(
+        environment=study.environment, study_id=study.study_id, participant_id=participant_id, session_id=session_id
+    )
+    returning = WorkSession.objects.filter(study=study, submission_id=submission.id).exists()
+    if submission.status not in IN_PROGRESS and not returning:
+        raise ParticipantNotListed(NOT_LISTED)
+    worker = holds.session_worker(channel=Campaign.Channel.PROLIFIC, external_id=participant_id)
+    return holds.study_session_open(
+        study=study, worker=worker, submission_id=submission.id, submission_status=submission.status
+    )
 
 
 def studies_sync(*, now=None) -> StudiesReport:
@@ -53,7 +77,9 @@ def studies_sync(*, now=None) -> StudiesReport:
         client = prolific_client(environment=study.environment)
         by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
         approved = 0
+        listed: set[str] = set()
         for submission in client.submissions_list(study.study_id):
+            listed.add(submission.participant_id)
             session = by_participant.get(submission.participant_id)
             status = submission.status
             if session is not None:
@@ -64,6 +90,7 @@ def studies_sync(*, now=None) -> StudiesReport:
                 # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval).
                 ledger.submission_paid(study=study, submission_id=submission.id)
                 approved += 1
+        _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
         _places_top_up(client=client, study=study)
         if study.batch.status in (Batch.Status.COMPLETE, Batch.Status.EXPIRED):
             _study_stop(client=client, study=study, report=report)
@@ -74,6 +101,28 @@ def studies_sync(*, now=None) -> StudiesReport:
         study.save(update_fields=["status", "last_synced_at"])
         report.studies += 1
     return report
+
+
+def _unlisted_withdraw(
+    *, study: Study, sessions: dict[str, WorkSession], listed: set[str], report: StudiesReport
+) -> None:
+    """Sessions of participants Prolific does not list in the study and never confirmed
+    (opened by an invented PROLIFIC_PID before arrivals were checked): withdrawn, so nothing
+    they hold keeps a place and nothing they answered counts."""
+    for participant_id, session in sessions.items():
+        if participant_id in listed or holds.session_is_confirmed(session):
+            continue
+        unverified = holds.session_withdraw(session)
+        if session.status == WorkSession.Status.ABANDONED and not unverified:
+            continue  # withdrawn at an earlier sync
+        report.withdrawn += 1
+        logger.warning(
+            "study %s: session %s of %s is not listed by Prolific: withdrawn, %d answer(s) unverified",
+            study.study_id,
+            session.pk,
+            participant_id,
+            unverified,
+        )
 
 
 def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport) -> None:
@@ -95,7 +144,7 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     participants were excluded, or did fewer tasks than planned): open more places."""
     if study.batch.status != Batch.Status.PUBLISHED or study.sessions.filter(status=WorkSession.Status.ACTIVE).exists():
         return
-    used = study.sessions.count()
+    used = study.sessions.filter(session_confirmed()).count()  # Prolific's places, not invented ones
     if used < study.places:
         return
     taken = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)

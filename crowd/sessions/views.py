@@ -19,9 +19,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.hit_page.params import HitParams
 from annotation.models import Campaign
 from config.errors import ApplicationError, NotFound
+from crowd.marketplaces.base import MarketplaceUnavailable
+from crowd.marketplaces.prolific.participants import NOT_LISTED, RETRY_AFTER_SECONDS, UNREACHABLE
 from crowd.marketplaces.prolific.studies import completion_url
 from crowd.models import ParticipantLink, Study, WorkSession
-from crowd.sessions import holds
+from crowd.sessions import holds, studies
 
 Channel = Campaign.Channel
 PARTICIPANT_CODE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
@@ -33,7 +35,8 @@ PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,40}")
 
 @require_GET
 def prolific_arrival(request: HttpRequest) -> HttpResponse:
-    """Prolific's study URL: PROLIFIC_PID, STUDY_ID and SESSION_ID in the query."""
+    """Prolific's study URL: PROLIFIC_PID, STUDY_ID and SESSION_ID in the query. A place is
+    taken only once Prolific lists that submission (crowd.sessions.studies.study_arrive)."""
     pid = request.GET.get("PROLIFIC_PID", "").strip()
     study_id = request.GET.get("STUDY_ID", "").strip()
     session_id = request.GET.get("SESSION_ID", "").strip()
@@ -47,8 +50,14 @@ def prolific_arrival(request: HttpRequest) -> HttpResponse:
     study = Study.objects.select_related("batch__topic__campaign").filter(study_id=study_id).first()
     if study is None:
         return _message(request, "Unknown study", "There is no such study here. Please return it on Prolific.", 404)
-    worker = holds.session_worker(channel=Channel.PROLIFIC, external_id=pid)
-    session = holds.study_session_open(study=study, worker=worker, external_session_id=session_id)
+    try:
+        session = studies.study_arrive(study=study, participant_id=pid, session_id=session_id)
+    except MarketplaceUnavailable:
+        response = _message(request, "Please try again in a minute", UNREACHABLE, 503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    except ApplicationError as refused:
+        return _message(request, "Cannot start", refused.message, refused.http_status)
     return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
 
 
@@ -105,6 +114,8 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
         session = holds.session_get(key)
     except NotFound as error:
         return _message(request, "Unknown session", error.message, 404)
+    if not holds.session_is_confirmed(session):  # opened before arrivals were checked with Prolific
+        return _message(request, "Cannot continue", NOT_LISTED, 403)
     if holds.worker_turned_away(campaign=session.campaign, worker=session.worker):
         return render(request, "session/unavailable.html", status=403)
     if session.status == WorkSession.Status.ABANDONED:
@@ -153,7 +164,10 @@ def answer_copy(request: HttpRequest, key) -> HttpResponse:
 
 
 def _completion(request: HttpRequest, session: WorkSession) -> HttpResponse:
-    """The channel's completion step; the Prolific completion code appears only here."""
+    """The channel's completion step; the Prolific completion code appears only here, and only
+    for a confirmed session that finished its tasks."""
+    if not holds.completion_due(session):
+        return _message(request, "Cannot continue", NOT_LISTED, 403)
     if session.study is not None:
         return HttpResponseRedirect(completion_url(session.study))
     done = holds.progress(session).done

@@ -37,6 +37,8 @@ Verified in Prolific's documentation (docs.prolific.com, read 2026):
   completion_codes [{code, code_type (COMPLETED, ...), actions}], total_available_places,
   estimated_completion_time (minutes), reward (cents), device_compatibility, filters.
   GET studies/ answers {"results": [...]}; PATCH studies/{id}/ updates a study.
+* GET submissions/{id}/ retrieves one submission (id = the SESSION_ID passed to the study URL)
+  with study_id, participant and status (/api-reference/submissions/get-submission).
 * GET submissions/?study=ID with page and page_size (default 20); submission fields id,
   participant_id, status, started_at, completed_at, study_code; the session id is the
   submission id. Statuses RESERVED, ACTIVE, TIMED-OUT, AWAITING REVIEW, APPROVED, RETURNED,
@@ -125,10 +127,10 @@ class BonusOutcomeUnknown(OutcomeUnknown):
         self.bonus_payment_id = bonus_payment_id
 
 
-def prolific_client(*, environment: str | None = None) -> "ProlificClient":
+def prolific_client(*, environment: str | None = None, attempts: int = 4) -> "ProlificClient":
     """The client of this deployment (settings PROLIFIC_*). `environment` (a study's own) must
     be the deployment's: a study lives where it was created, and real Prolific is reached
-    only from a production deployment."""
+    only from a production deployment. `attempts` is fewer where a person waits for the answer."""
     configured = settings.PROLIFIC_ENVIRONMENT
     if environment is not None and environment != configured:
         raise ApplicationError(
@@ -148,7 +150,7 @@ def prolific_client(*, environment: str | None = None) -> "ProlificClient":
             "No Prolific API token: set PROLIFIC_API_TOKEN to a token of the workspace (Prolific > API tokens).",
             code="credentials_missing",
         )
-    return ProlificClient(base_url=settings.PROLIFIC_API_URL, token=settings.PROLIFIC_API_TOKEN)
+    return ProlificClient(base_url=settings.PROLIFIC_API_URL, token=settings.PROLIFIC_API_TOKEN, attempts=attempts)
 
 
 # ---- Transport -----------------------------------------------------------------------------
@@ -485,6 +487,12 @@ class ProlificClient:
         items = self._pages("submissions/", operation="list submissions", params={"study": study_id})
         return [submission_from(item, study_id=study_id) for item in items]
 
+    def submission_get(self, submission_id: str) -> RemoteSubmission:
+        """One submission (its id is the participant's SESSION_ID); `NotFoundAtMarketplace`
+        when Prolific has none of that id in this workspace."""
+        data = self._send("GET", f"submissions/{quote(submission_id)}/", operation="get submission")
+        return submission_from(data, study_id="")
+
     def submission_approve(self, submission_id: str) -> RemoteSubmission:
         return self._submission_transition(submission_id, body={"action": "APPROVE"}, done=SubmissionStatus.APPROVED)
 
@@ -501,9 +509,7 @@ class ProlificClient:
         except (NotFoundAtMarketplace, MarketplaceUnavailable, Unauthorized):
             raise
         except MarketplaceError as refused:
-            current = submission_from(
-                self._send("GET", f"submissions/{quote(submission_id)}/", operation="get submission"), study_id=""
-            )
+            current = self.submission_get(submission_id)
             if current.status == done:
                 return current
             if current.status != SubmissionStatus.AWAITING_REVIEW:

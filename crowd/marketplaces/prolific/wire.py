@@ -56,6 +56,8 @@ class SubmissionStatus:
     SCREENED_OUT = "SCREENED OUT"
 
 
+# A place Prolific holds for the participant right now (RESERVED: taken, not yet opened).
+IN_PROGRESS = (SubmissionStatus.RESERVED, SubmissionStatus.ACTIVE)
 PUBLISHED = (StudyStatus.PUBLISHING, StudyStatus.SCHEDULED, StudyStatus.ACTIVE)
 STOPPED = (StudyStatus.AWAITING_REVIEW, StudyStatus.COMPLETED)
 
