@@ -26,7 +26,7 @@ from tests.faults.topics import small_topic
 
 pytestmark = [pytest.mark.attacks, pytest.mark.mturk, pytest.mark.django_db(transaction=True)]
 
-FORGERS = [f"AFORGED{number:07d}" for number in range(12)]
+FORGERS = [f"AFORGED{number:07d}" for number in range(60)]  # the finding's 60 invented workers
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def local_turk(live_server, settings):
 
 
 def test_forged_answers_on_completed_tasks_count_nowhere_and_are_swept(local_turk):
-    topic = small_topic(propositions=10)  # two Likert HITs of five statements, three assignments each
+    topic = small_topic(propositions=25)  # five Likert HITs of five statements, three assignments each
     owner = get_user_model().objects.create_user("owner", password="pw")
     Campaign.objects.filter(pk=topic.campaign_id).update(owner=owner)
     likert = likert_tasks_build(topic=topic, seed=1)
@@ -62,7 +62,7 @@ def test_forged_answers_on_completed_tasks_count_nowhere_and_are_swept(local_tur
             response = forger.forge(task_uuid=task.uuid, hit_id=task.hit.hit_id, assignment_id=f"F{worker_id}{task.pk}")
             assert response.status_code == 200
             forged += 1
-    assert Assignment.objects.filter(worker__external_id__in=FORGERS).count() == forged == 24
+    assert Assignment.objects.filter(worker__external_id__in=FORGERS).count() == forged == 300
     report = loop_run()
 
     # Counted nowhere.
