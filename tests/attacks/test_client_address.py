@@ -13,11 +13,8 @@ straddles a window.
 """
 
 import http.client
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,9 +26,9 @@ from django.core.cache import caches
 
 from config import login_throttle, security
 from config.client_address import address_from_forwarded, client_address
-from tests.conftest import CI
+from tests.attacks.deployment import nginx_binary_required, nginx_command, nginx_config, nginx_running, workdir
 from tests.factories import PropositionFactory, TaskFactory
-from tests.services import _stop, _wait_for_port, free_port, nginx_binary
+from tests.services import free_port
 from tests.test_security import _production_env
 
 pytestmark = [pytest.mark.attacks, pytest.mark.rate_limits]
@@ -108,58 +105,20 @@ def test_compose_reaches_gunicorn_only_through_nginx_with_one_hop():
 # --- nginx in front of the live server ---------------------------------------------------
 
 
-def _nginx() -> str:
-    binary = nginx_binary()
-    if binary is None:
-        message = "nginx is not installed: `make test` installs it (python -m tests.services ensure)"
-        if CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    return binary
-
-
-def _config_for_test(*, upstream: str, port: int, workdir: Path) -> Path:
-    """deploy/nginx.conf with the compose names and the image's paths swapped for this run's."""
-    text = NGINX_CONF.read_text()
-    swaps = {
-        "server web:8000;": f"server {upstream};",
-        "listen 80;": f"listen 127.0.0.1:{port};",
-        "http {\n": (
-            "http {\n"
-            f"    access_log {workdir}/access.log;\n"
-            + "".join(
-                f"    {kind}_temp_path {workdir}/{kind};\n"
-                for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-            )
-        ),
-    }
-    for shipped, here in swaps.items():
-        assert text.count(shipped) == 1, f"deploy/nginx.conf no longer has {shipped!r}"
-        text = text.replace(shipped, here)
-    path = workdir / "nginx.conf"
-    path.write_text(text)
-    return path
-
-
-def _nginx_command(binary: str, config: Path, workdir: Path, *, test: bool = False) -> list[str]:
-    main = f"pid {workdir}/nginx.pid;" + ("" if test else " daemon off;")
-    return [binary, *(["-t"] if test else []), "-c", str(config), "-e", f"{workdir}/error.log", "-g", main]
-
-
 @pytest.fixture
 def nginx_workdir() -> Iterator[Path]:
-    # Readable by nginx's workers, which drop root's rights (pytest's tmp_path is not).
-    workdir = Path(tempfile.mkdtemp(prefix="salience-nginx-"))
-    os.chmod(workdir, 0o755)
-    yield workdir
-    shutil.rmtree(workdir, ignore_errors=True)
+    with workdir() as path:
+        yield path
 
 
 def test_the_shipped_config_passes_nginx_t(nginx_workdir):
-    config = _config_for_test(upstream="127.0.0.1:8000", port=free_port(), workdir=nginx_workdir)
+    config = nginx_config(upstream="127.0.0.1:8000", port=free_port(), workdir=nginx_workdir)
 
     result = subprocess.run(
-        _nginx_command(_nginx(), config, nginx_workdir, test=True), capture_output=True, text=True, timeout=30
+        nginx_command(nginx_binary_required(), config, nginx_workdir, test=True),
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
 
     assert result.returncode == 0, result.stderr
@@ -169,17 +128,8 @@ def test_the_shipped_config_passes_nginx_t(nginx_workdir):
 @pytest.fixture
 def nginx(live_server, nginx_workdir) -> Iterator[int]:
     """Debian's nginx with the repository's config in front of the live server: its port."""
-    binary = _nginx()
-    port = free_port()
-    config = _config_for_test(upstream=urlsplit(live_server.url).netloc, port=port, workdir=nginx_workdir)
-    log = open(nginx_workdir / "nginx.out", "wb")
-    process = subprocess.Popen(_nginx_command(binary, config, nginx_workdir), stdout=log, stderr=log)
-    try:
-        _wait_for_port(port, process, "nginx")
+    with nginx_running(upstream=urlsplit(live_server.url).netloc, work=nginx_workdir) as port:
         yield port
-    finally:
-        _stop(process)
-        log.close()
 
 
 class Clock:

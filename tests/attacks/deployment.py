@@ -1,0 +1,307 @@
+"""The production deployment on loopback, for the attacks: gunicorn running the app with
+SALIENCE_ENV=production (the environment docker-compose.yml gives it), behind Debian's nginx
+running deploy/nginx.conf, with TLS in front as a real deployment has it (nginx terminates it
+here with a throw-away certificate; the one hop the app trusts stays nginx's).
+
+The test's own process keeps the test settings: it builds campaigns, publishes, and serves the
+local marketplaces (the local MTurk and Prolific endpoints) on its live server, which the
+production app reaches over HTTP as it would reach MTurk and Prolific. Each pass of the
+campaign loop runs as `manage.py sync_hits` under the production environment.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import redis
+import requests
+import urllib3
+from django.db import connection
+
+from config import security
+from tests.conftest import CI
+from tests.services import _stop, _wait_for_port, free_port, nginx_binary
+from tests.test_security import _production_env
+
+ROOT = Path(__file__).resolve().parents[2]
+NGINX_CONF = ROOT / "deploy" / "nginx.conf"
+# The token the local Prolific endpoint accepts (the test process's settings, tests/crowd/prolific).
+PROLIFIC_TOKEN = "test-prolific-token"
+
+urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the throw-away certificate
+
+
+# --- nginx with the repository's config ----------------------------------------------------
+
+
+def nginx_binary_required() -> str:
+    binary = nginx_binary()
+    if binary is None:
+        message = "nginx is not installed: `make test` installs it (python -m tests.services ensure)"
+        if CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return binary
+
+
+def nginx_config(*, upstream: str, port: int, workdir: Path, tls: bool = False) -> Path:
+    """deploy/nginx.conf with the compose names and the image's paths swapped for this run's;
+    with `tls`, the port speaks HTTPS with a certificate made for the run."""
+    text = NGINX_CONF.read_text()
+    listen = f"listen 127.0.0.1:{port};"
+    if tls:
+        _certificate(workdir)
+        listen = (
+            f"listen 127.0.0.1:{port} ssl;\n"
+            f"        ssl_certificate {workdir}/cert.pem;\n"
+            f"        ssl_certificate_key {workdir}/key.pem;"
+        )
+    swaps = {
+        "server web:8000;": f"server {upstream};",
+        "listen 80;": listen,
+        "http {\n": (
+            "http {\n"
+            f"    access_log {workdir}/access.log;\n"
+            + "".join(
+                f"    {kind}_temp_path {workdir}/{kind};\n"
+                for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+            )
+        ),
+    }
+    for shipped, here in swaps.items():
+        assert text.count(shipped) == 1, f"deploy/nginx.conf no longer has {shipped!r}"
+        text = text.replace(shipped, here)
+    path = workdir / "nginx.conf"
+    path.write_text(text)
+    return path
+
+
+def nginx_command(binary: str, config: Path, workdir: Path, *, test: bool = False) -> list[str]:
+    main = f"pid {workdir}/nginx.pid;" + ("" if test else " daemon off;")
+    return [binary, *(["-t"] if test else []), "-c", str(config), "-e", f"{workdir}/error.log", "-g", main]
+
+
+def _certificate(workdir: Path) -> None:
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(workdir / "key.pem"),
+            "-out",
+            str(workdir / "cert.pem"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+@contextmanager
+def workdir() -> Iterator[Path]:
+    # Readable by nginx's workers, which drop root's rights (pytest's tmp_path is not).
+    path = Path(tempfile.mkdtemp(prefix="salience-deploy-"))
+    os.chmod(path, 0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def nginx_running(*, upstream: str, work: Path, tls: bool = False) -> Iterator[int]:
+    """Debian's nginx with the repository's config in front of `upstream`: its port."""
+    binary = nginx_binary_required()
+    port = free_port()
+    config = nginx_config(upstream=upstream, port=port, workdir=work, tls=tls)
+    log = open(work / "nginx.out", "wb")
+    process = subprocess.Popen(nginx_command(binary, config, work), stdout=log, stderr=log)
+    try:
+        _wait_for_port(port, process, "nginx")
+        yield port
+    finally:
+        _stop(process)
+        log.close()
+
+
+# --- The production app --------------------------------------------------------------------
+
+
+@dataclass
+class Production:
+    """The running deployment: its public URL (nginx, HTTPS) and its environment."""
+
+    url: str
+    env: dict[str, str]
+    log: Path
+
+    def manage(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        """A management command under the production settings (a pass of the loop: sync_hits)."""
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result
+
+    def session(self) -> requests.Session:
+        """A browser of this site: its certificate is the run's own, and it sends a Referer as
+        browsers do (Django's CSRF check wants one on HTTPS)."""
+        http = trusting(requests.Session())
+        http.headers["Referer"] = f"{self.url}/"
+        return http
+
+    def login(self, username: str, password: str) -> requests.Session:
+        """A researcher signed in through the dashboard's login form."""
+        http = self.session()
+        page = http.get(f"{self.url}/accounts/login/", timeout=30)
+        assert page.status_code == 200, page.text[:500]
+        signed = http.post(
+            f"{self.url}/accounts/login/",
+            data={"username": username, "password": password, "csrfmiddlewaretoken": http.cookies["csrftoken"]},
+            timeout=30,
+            allow_redirects=False,
+        )
+        assert signed.status_code == 302, signed.text[:500]
+        return http
+
+
+def trusting(http: requests.Session) -> requests.Session:
+    """A session that accepts the run's certificate. Not through `verify` alone: requests
+    lets REQUESTS_CA_BUNDLE in the environment override a session's `verify`."""
+    http.verify = False
+    http.trust_env = False
+    return http
+
+
+def database_url() -> str:
+    settings = connection.settings_dict
+    return f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
+
+
+@contextmanager
+def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Iterator[Production]:
+    """gunicorn with SALIENCE_ENV=production on this test's database, behind nginx with TLS.
+    The environment is docker-compose's (TRUSTED_PROXY_HOPS=1, a Redis cache for the limits,
+    HTTPS redirects, secure cookies, HSTS) with the marketplaces pointed at the test's live server;
+    `overrides` set more variables."""
+    if connection.vendor != "postgresql":
+        message = "the production deployment needs PostgreSQL: run the suite with `make test`"
+        if CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    with workdir() as work:
+        app_port = free_port()
+        with nginx_running(upstream=f"127.0.0.1:{app_port}", work=work, tls=True) as port:
+            url = f"https://127.0.0.1:{port}"
+            env = _production_env()
+            env.update(
+                DATABASE_URL=database_url(),
+                SITE_URL=url,
+                ALLOWED_HOSTS="127.0.0.1",
+                CACHE_URL=_cache_url(redis_url),
+                CELERY_BROKER_URL="",
+                TRUSTED_PROXY_HOPS="1",
+                MTURK_ENVIRONMENT="local",
+                MTURK_LOCAL_ENDPOINT_URL=f"{live_server_url}/localturk/",
+                PROLIFIC_ENVIRONMENT="production",
+                PROLIFIC_API_URL=f"{live_server_url}/localprolific/api/v1/",
+                PROLIFIC_API_TOKEN=PROLIFIC_TOKEN,
+                PROLIFIC_COMPLETION_URL=f"{live_server_url}/localprolific/submissions/complete?cc={{code}}",
+                LOG_LEVEL="WARNING",
+                **overrides,
+            )
+            env.pop("CI", None)
+            log = work / "gunicorn.log"
+            with open(log, "wb") as output:
+                process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "gunicorn",
+                        "config.wsgi:application",
+                        "--bind",
+                        f"127.0.0.1:{app_port}",
+                        "--workers",
+                        "2",
+                        "--worker-class",
+                        "gthread",
+                        "--threads",
+                        "4",
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                )
+                try:
+                    _wait_for_port(app_port, process, "gunicorn", timeout=60)
+                    site = Production(url=url, env=env, log=log)
+                    _wait_until_serving(site)
+                    yield site
+                finally:
+                    _stop(process)
+                    connection.close()
+
+
+def _wait_until_serving(site: Production) -> None:
+    deadline = time.monotonic() + 60
+    last = ""
+    while True:
+        try:
+            answer = site.session().get(f"{site.url}/healthz", timeout=30)
+            if answer.status_code == 200:
+                return
+            last = f"{answer.status_code} {answer.text[:300]}"
+        except requests.RequestException as error:
+            last = str(error)
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"the production app did not answer /healthz ({last}):\n" + site.log.read_text()[-3000:]
+            )
+        time.sleep(0.2)
+
+
+def _cache_url(redis_url: str) -> str:
+    """A Redis database of the deployment's own for the limits' counters, emptied first: no
+    count of another test's floods carries over."""
+    url = redis_url.rsplit("/", 1)[0] + "/5" if redis_url.count("/") > 2 else redis_url.rstrip("/") + "/5"
+    redis.Redis.from_url(url).flushdb()
+    return url
+
+
+def window_fresh(needed_seconds: float = 25) -> None:
+    """The limits count per minute window: wait for a new one if this one ends too soon for a
+    flood to fit in it (the production server's clock cannot be held still)."""
+    left = security.WINDOW_SECONDS - time.time() % security.WINDOW_SECONDS
+    if left < needed_seconds:
+        time.sleep(left + 0.5)
+
+
+def port_of(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None
+    return port
