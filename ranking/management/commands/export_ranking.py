@@ -1,3 +1,4 @@
+import os
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -35,6 +36,12 @@ class Command(BaseCommand):
         stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
         try:
             written = self._write(list(topics), format, top, what, stream)
+            stream.flush()
+        except BrokenPipeError:
+            # The reader stopped early (`export_ranking ... | head`): what it read is all it
+            # wanted. Point stdout at /dev/null so the interpreter's own flush at exit is quiet.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
         finally:
             if output:
                 stream.close()
