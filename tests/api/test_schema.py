@@ -84,7 +84,12 @@ def test_docs_page_loads_swagger_ui_from_local_static_files_only(api):
     assert f'data-schema-url="{reverse("api-schema")}"' in page
     references = re.findall(r'(?:src|href)="([^"]+)"', page)
     static = [ref for ref in references if ref.startswith(settings.STATIC_URL)]
-    assert {ref.rsplit("/", 1)[-1] for ref in static} == {"swagger-ui.css", "swagger-ui-bundle.js", "api-docs.js"}
+    assert {ref.rsplit("/", 1)[-1] for ref in static} == {
+        "swagger-ui.css",
+        "swagger-ui-bundle.js",
+        "api-docs.js",
+        "favicon.svg",
+    }
     for ref in static:
         assert finders.find(ref.removeprefix(settings.STATIC_URL)), f"{ref} is not a shipped static file"
     assert set(references) - set(static) == {reverse("api-schema")}
