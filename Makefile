@@ -1,10 +1,10 @@
-# Salience — the two commands: `make demo` and `make test` (which runs `make lint` first).
+# Salience — `make demo`, `make serve` and `make test` (which runs `make lint` first).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint venv test-fast bench clean
+.PHONY: demo serve test lint venv test-fast bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,15 +14,27 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 
 venv: $(VENV)/.installed
 
-## make demo: a whole campaign on the embedded default (SQLite, eager Celery, local MTurk).
-## make demo CHANNEL=prolific|links: the same campaign on the local Prolific endpoint or on
-## participant links, worked in sessions.
+## make demo: a whole campaign on the embedded default (SQLite, eager Celery), recruited on
+## participant links and worked in sessions by a simulated crowd; CHANNEL=prolific runs it on
+## the local Prolific endpoint, CHANNEL=mturk on the local MTurk endpoint (MTurk closed on
+## 2026-09-30: rehearsal only). It ends with a link to try a HIT yourself.
 DEMO_DB := $(CURDIR)/var/demo.sqlite3
-CHANNEL ?= mturk
+CHANNEL ?= links
+PORT ?= 8000
 
 demo: venv
 	mkdir -p var && rm -f $(DEMO_DB)
-	DATABASE_URL=sqlite:///$(DEMO_DB) CELERY_BROKER_URL= $(PY) manage.py demo --channel $(CHANNEL) $(DEMO_ARGS)
+	DATABASE_URL=sqlite:///$(DEMO_DB) CELERY_BROKER_URL= $(PY) manage.py demo --channel $(CHANNEL) --port $(PORT) $(DEMO_ARGS)
+
+## make serve: the app on the embedded default (SQLite in SERVE_DB): migrations, a first login
+## if there is none (printed; or DJANGO_SUPERUSER_USERNAME / DJANGO_SUPERUSER_PASSWORD), the
+## dashboard, HIT pages and local MTurk and Prolific endpoints on 127.0.0.1:PORT, and the
+## campaign loop: a Celery worker with beat if CELERY_BROKER_URL is set, else in-process.
+SERVE_DB ?= $(CURDIR)/var/salience.sqlite3
+
+serve: venv
+	mkdir -p var
+	DATABASE_URL=sqlite:///$(SERVE_DB) SITE_URL=$${SITE_URL:-http://127.0.0.1:$(PORT)} $(PY) manage.py serve --port $(PORT)
 
 ## make lint: ruff (lint and format check), mypy with django-stubs (strict on the pure core,
 ## the ledger and the marketplaces) and the import-linter contracts; all configured in

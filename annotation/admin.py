@@ -5,8 +5,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from annotation.admin_scope import CampaignOwnedAdmin, ScopedInline
-from annotation.campaigns import FIXED_AFTER_PUBLISH, campaign_changes_check, campaign_has_published, campaign_update
-from annotation.importing.formats import FORMATS
+from annotation.campaigns import (
+    FIXED_AFTER_PUBLISH,
+    OwnerOnly,
+    campaign_changes_check,
+    campaign_has_published,
+    campaign_update,
+    campaigns_owned_by,
+)
+from annotation.importing.formats import DELIMITERS, FORMATS
 from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Task, TaskItem, Topic
 from config.errors import Conflict
@@ -15,7 +22,16 @@ from config.errors import Conflict
 class ImportForm(forms.Form):
     file = forms.FileField(help_text="TSV, CSV or JSON Lines with topic, subject, relation, object; or Open IE output.")
     topics = forms.FileField(required=False, help_text="Optional TSV/CSV with key and description.")
+    traps = forms.FileField(
+        required=False, help_text="Optional subtle traps (plausible but off-topic), in the file's columns."
+    )
     format = forms.ChoiceField(choices=[(name, name) for name in ("auto", *FORMATS)], initial="auto")
+    delimiter = forms.ChoiceField(
+        choices=[(name, name) for name in ("auto", *DELIMITERS)],
+        initial="auto",
+        required=False,
+        help_text="For TSV and CSV files; auto finds the one that splits the header into its columns.",
+    )
     min_confidence = forms.FloatField(initial=0.5, min_value=0.0, max_value=1.0)
     topic = forms.CharField(required=False, help_text="Topic key for Open IE files (default: the file name).")
 
@@ -59,11 +75,14 @@ class CampaignAdmin(CampaignOwnedAdmin):
         here would unlock the fixed settings. Those are shown, not offered, once published; a
         POST that carries one anyway (a form loaded before the first publish, or a crafted
         request) has it judged by the form's check, which refuses a change with the message
-        every interface shows instead of dropping it silently."""
+        every interface shows instead of dropping it silently. The owner is shown, not offered,
+        to a collaborator: only the owner hands the campaign on (annotation.campaigns)."""
+        owned = obj is None or campaigns_owned_by(request.user).filter(pk=obj.pk).exists()
+        status = ("status",) if owned else ("status", "owner")
         if obj is None or not campaign_has_published(obj):
-            return ("status",)
+            return status
         posted = request.POST if request.method == "POST" else {}
-        return ("status", *(name for name in FIXED_AFTER_PUBLISH if name not in posted))
+        return (*status, *(name for name in FIXED_AFTER_PUBLISH if name not in posted))
 
     def get_prepopulated_fields(self, request, obj=None):
         # The slug is fixed once published, and a read-only field cannot be prepopulated.
@@ -80,12 +99,14 @@ class CampaignAdmin(CampaignOwnedAdmin):
             super().save_model(request, obj, form, change)
             return
         # Under the campaign's row lock and the same check, as for every other interface.
-        campaign_update(campaign_id=obj.pk, changes={name: getattr(obj, name) for name in form.changed_data})
+        campaign_update(
+            campaign_id=obj.pk, changes={name: getattr(obj, name) for name in form.changed_data}, by=request.user
+        )
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
-        except Conflict as refused:  # published between the form's check and the save: nothing saved
+        except (Conflict, OwnerOnly) as refused:  # published since the form's check, or money: nothing saved
             self.message_user(request, refused.message, messages.ERROR)
             return redirect(request.path)
 
@@ -114,16 +135,21 @@ class CampaignAdmin(CampaignOwnedAdmin):
                     source=data["file"],
                     filename=data["file"].name,
                     format=data["format"],
+                    delimiter=data["delimiter"] or "auto",
                     min_confidence=data["min_confidence"],
                     topics_source=data["topics"],
                     topics_filename=data["topics"].name if data["topics"] else "topics",
+                    traps_source=data["traps"],
+                    traps_filename=data["traps"].name if data["traps"] else "traps",
                     topic_key=data["topic"] or None,
                     user=request.user,
                 )
             except ImportFailed as failure:
                 problems = [failure.message, *failure.details]
             else:
-                messages.success(request, f"Imported {summary.kept} propositions from {summary.filename}.")
+                messages.success(
+                    request, f"Imported {summary.kept} propositions from {summary.filename} ({summary.read_as})."
+                )
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -141,6 +167,7 @@ class CampaignAdmin(CampaignOwnedAdmin):
 class TopicAdmin(CampaignOwnedAdmin):
     campaign_path = "campaign"
     list_display = ("key", "campaign", "state", "description")
+    list_select_related = ("campaign",)
     list_filter = ("state", "campaign")
     search_fields = ("key", "description")
 
@@ -151,7 +178,7 @@ class PropositionAdmin(CampaignOwnedAdmin):
     list_display = ("id", "subject", "relation", "object", "topic", "confidence", "trap_kind")
     list_filter = ("trap_kind", "topic__campaign")
     search_fields = ("subject", "relation", "object", "external_id")
-    list_select_related = ("topic",)
+    list_select_related = ("topic__campaign",)  # a topic is named with its campaign
     raw_id_fields = ("topic",)
 
 
@@ -165,6 +192,7 @@ class TaskItemInline(ScopedInline):
 class BatchAdmin(CampaignOwnedAdmin):
     campaign_path = "topic__campaign"
     list_display = ("topic", "kind", "number", "status", "created_at", "published_at")
+    list_select_related = ("topic__campaign",)
     list_filter = ("kind", "status")
 
 
@@ -172,6 +200,7 @@ class BatchAdmin(CampaignOwnedAdmin):
 class TaskAdmin(CampaignOwnedAdmin):
     campaign_path = "batch__topic__campaign"
     list_display = ("uuid", "kind", "batch", "position", "assignments_needed")
+    list_select_related = ("batch__topic__campaign",)
     list_filter = ("kind",)
     search_fields = ("uuid",)
     inlines = [TaskItemInline]
@@ -182,5 +211,6 @@ class TaskAdmin(CampaignOwnedAdmin):
 class ImportRecordAdmin(CampaignOwnedAdmin):
     campaign_path = "campaign"
     list_display = ("filename", "campaign", "format", "created_by", "created_at")
+    list_select_related = ("campaign", "created_by")
     list_filter = ("format",)
     readonly_fields = ("campaign", "filename", "format", "summary", "created_by", "created_at")

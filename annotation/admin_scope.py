@@ -1,7 +1,11 @@
 """Who sees what in the admin: a researcher's own campaigns, and everything that belongs to them.
 
-The rule is `annotation.campaigns.campaigns_visible_to` (a researcher sees the campaigns they
-own; a superuser sees all), applied here once for every admin of a campaign-owned model. Each
+The rule is annotation.campaigns's (a researcher sees the campaigns they own or collaborate
+on, and changes those they own or have the `edit` role on; a superuser sees and changes all),
+applied here once for every admin of a campaign-owned model: a request that only reads (GET)
+reaches the rows of `campaigns_visible_to`, any other (a change or delete form posted, an
+action run) those of `campaigns_editable_by`, and the change and delete permissions of a row
+follow the same rule, so a viewer's change page is read-only. Each
 such admin declares its `campaign_path`, the lookup from its model to `Campaign` ("" for the
 campaign itself, "topic__campaign" for a proposition); the scoping then reaches every way in:
 
@@ -25,7 +29,8 @@ from django.contrib.auth import get_user_model
 from django.db import models
 from django.http import HttpRequest
 
-from annotation.campaigns import campaigns_visible_to
+from annotation.access import READ_METHODS
+from annotation.campaigns import campaigns_editable_by, campaigns_visible_to
 
 
 def _choices_for(admin_site: admin.AdminSite, field: models.Field, request: HttpRequest) -> models.QuerySet | None:
@@ -63,7 +68,26 @@ class CampaignOwnedAdmin(ScopedChoicesMixin, admin.ModelAdmin):
         queryset = super().get_queryset(request)
         if request.user.is_superuser:  # also the rows no campaign owns (a worker yet to work)
             return queryset
-        lookup = {f"{self.campaign_path}__in" if self.campaign_path else "pk__in": campaigns_visible_to(request.user)}
+        reads = request.method in READ_METHODS
+        return self._scoped(
+            queryset, campaigns_visible_to(request.user) if reads else campaigns_editable_by(request.user)
+        )
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and self._editable(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and self._editable(request, obj)
+
+    def _editable(self, request: HttpRequest, obj: models.Model | None) -> bool:
+        """Whether `obj` belongs to a campaign the user may change (a viewer's row is shown read-only)."""
+        if obj is None or request.user.is_superuser:
+            return True
+        rows = self.model._default_manager.filter(pk=obj.pk)
+        return self._scoped(rows, campaigns_editable_by(request.user)).exists()
+
+    def _scoped(self, queryset: models.QuerySet, campaigns: models.QuerySet) -> models.QuerySet:
+        lookup = {f"{self.campaign_path}__in" if self.campaign_path else "pk__in": campaigns}
         if self._path_is_multivalued():
             # A worker reached through many assignments: one row each, and a queryset that can still be deleted.
             return queryset.filter(pk__in=self.model._default_manager.filter(**lookup).values("pk"))

@@ -1,12 +1,14 @@
 """REST endpoints of the annotation app (thin: parse, call the job module, render).
 
 Every route under `campaigns/<slug>/` resolves the campaign through
-`campaigns_visible_to`, so another researcher's campaign is a 404, never a 403.
+`annotation.access.campaign_for_request`, so another researcher's campaign is a 404, never a
+403; a collaborator with the `view` role reads everything and changes nothing (403).
 """
 
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Func, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -15,9 +17,10 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.access import campaign_for_request
 from annotation.campaigns import campaign_create, campaign_update, campaigns_visible_to
 from annotation.importing.importers import ImportFailed, propositions_import
-from annotation.models import Batch, Campaign, Proposition, Topic
+from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from annotation.serializers import (
     BatchFilterSerializer,
     BatchSerializer,
@@ -37,12 +40,26 @@ else:
     _View = object
 
 
+def rows_counted(queryset: QuerySet, field: str = "pk") -> Coalesce:
+    """How many rows of `queryset` (filtered on an OuterRef) have `field` set, as a correlated
+    subquery: a list counts for the rows of its page only, never over the whole campaign, and
+    its pagination count stays a plain COUNT."""
+    counts = queryset.order_by().annotate(rows=Func(F(field), function="COUNT")).values("rows")
+    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
+
+
 class CampaignScoped(_View):
-    """A view under `campaigns/<campaign_slug>/`: the campaign if the user may see it, else 404."""
+    """A view under `campaigns/<campaign_slug>/`: the campaign if the user may see it, else 404
+    (403 for a request that changes it by a user who only views it)."""
 
     @cached_property
     def campaign(self) -> Campaign:
-        return get_object_or_404(campaigns_visible_to(self.request.user), slug=self.kwargs["campaign_slug"])
+        return campaign_for_request(self.request, self.kwargs["campaign_slug"])
+
+    def initial(self, request, *args, **kwargs):
+        """Access first: an outsider's or a viewer's request is refused before its body is read."""
+        super().initial(request, *args, **kwargs)
+        self.campaign  # noqa: B018
 
     def validated_query(self, serializer_class) -> dict:
         """The validated query parameters (400 with the field errors otherwise). A plain dict,
@@ -97,10 +114,10 @@ class CampaignViewSet(
         return Response(body, status=status.HTTP_201_CREATED)
 
     def partial_update(self, request, *args, **kwargs):
-        campaign = self.get_object()
+        campaign = campaign_for_request(request, kwargs["slug"])
         form = CampaignSettingsSerializer(campaign, data=request.data, partial=True)
         form.is_valid(raise_exception=True)
-        campaign_update(campaign_id=campaign.pk, changes=form.validated_data)
+        campaign_update(campaign_id=campaign.pk, changes=form.validated_data, by=request.user)
         return Response(CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data)
 
 
@@ -115,13 +132,14 @@ class TopicViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     lookup_value_converter = "topic_key"
 
     def get_queryset(self):
-        not_a_trap = Q(propositions__trap_kind=Proposition.TrapKind.NONE)
-        a_trap = Q(propositions__trap_kind__in=[Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE])
+        propositions = Proposition.objects.filter(topic=OuterRef("pk"))
         return (
             Topic.objects.filter(campaign=self.campaign)
             .annotate(
-                proposition_count=Count("propositions", filter=not_a_trap),
-                trap_count=Count("propositions", filter=a_trap),
+                proposition_count=rows_counted(propositions.filter(trap_kind=Proposition.TrapKind.NONE)),
+                trap_count=rows_counted(
+                    propositions.filter(trap_kind__in=[Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE])
+                ),
             )
             .order_by("key")
         )
@@ -155,15 +173,16 @@ class BatchViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSe
 
     def get_queryset(self):
         filters = self.validated_query(BatchFilterSerializer)
+        tasks = Task.objects.filter(batch=OuterRef("pk"))
         batches = (
             Batch.objects.filter(topic__campaign=self.campaign)
             .select_related("topic")
             .annotate(
-                task_count=Count("tasks", distinct=True),
-                hit_count=Count("tasks__hit", distinct=True),
-                assignment_count=Count("tasks__assignments", distinct=True),
+                task_count=rows_counted(tasks),
+                hit_count=rows_counted(tasks.filter(hit__isnull=False)),
+                assignment_count=rows_counted(tasks, "assignments"),
             )
-            .order_by("topic__key", "kind", "number")
+            .order_by("topic__key", "kind", "number", "pk")
         )
         if "kind" in filters:
             batches = batches.filter(kind=filters["kind"])
@@ -185,7 +204,7 @@ class PropositionImportView(APIView):
         responses={201: dict, 400: dict},
     )
     def post(self, request, slug):
-        campaign = get_object_or_404(campaigns_visible_to(request.user), slug=slug)
+        campaign = campaign_for_request(request, slug)
         form = PropositionImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data

@@ -2,10 +2,24 @@
 
 Likert round (Falke & Gurevych 2017, §3.2): the topic's real propositions are shuffled and
 cut into tasks of `campaign.likert_group_size`, so every proposition is rated in exactly
-one task. A `campaign.trap_rate` share of the tasks gives one of its slots to a trap (the
-displaced proposition moves on to a later task); trap kinds alternate between *obvious*
-sentences (`campaign.obvious_traps`) and *subtle* off-topic propositions the researcher
-imported with `trap_kind=subtle`.
+one task. Some tasks give one of their slots to a trap (the displaced proposition moves on
+to a later task); trap kinds take turns between *obvious* sentences
+(`campaign.obvious_traps`) and *subtle* off-topic propositions the researcher imported
+with `trap_kind=subtle`.
+
+The trap rule. Traps are evidence for quality control only when a worker meets enough of
+them (`campaign.qc_min_traps`, default 2) and when every kind is shown. So, unless
+`campaign.trap_rate` is 0 (no traps at all):
+* a trap in one task of every k, k = ⌊tasks_per_session / qc_min_traps⌋ (10 / 2 = 5 by
+  default: 20 % of the tasks, a trap in 4 % of the slots), or in `trap_rate` of the tasks
+  if that is more (`trap_share`);
+* at least qc_min_traps trap tasks of each kind that has traps (`traps_per_kind`), so a
+  small topic shows every kind, and a worker who does all of it meets the minimum;
+* spread evenly over the round: trap tasks are at most k positions apart, so any run of
+  tasks_per_session consecutive tasks — what a session hands out, and on MTurk the number
+  we take as typical — holds at least qc_min_traps traps, and kinds alternate along it.
+A 150-proposition topic (30 tasks of real propositions) gets 32 tasks, 7 with a trap; one
+of 1,750 propositions 365 tasks, 73 with a trap.
 
 Comparison rounds: `ranking.selection.next_batch` chooses groups of proposition ids; each
 group becomes one drag-and-drop task of a numbered batch.
@@ -25,6 +39,16 @@ from config.errors import ApplicationError, Conflict
 LIKERT_BATCH_NUMBER = 0  # a topic has one Likert batch; comparison batches count from 1
 
 
+def trap_share(*, trap_rate: float, tasks_per_worker: int, min_traps: int) -> float:
+    """The share of Likert tasks that carry a trap: `trap_rate`, or more, 1/k with
+    k = ⌊tasks_per_worker / min_traps⌋ (at least 1), so that traps at most k tasks apart
+    put `min_traps` in any `tasks_per_worker` consecutive tasks. 0 when trap_rate is 0."""
+    if trap_rate <= 0:
+        return 0.0
+    spacing = max(1, tasks_per_worker // max(1, min_traps))
+    return min(1.0, max(trap_rate, 1 / spacing))
+
+
 def likert_plan(
     real_ids: Sequence[int],
     *,
@@ -32,12 +56,16 @@ def likert_plan(
     trap_rate: float,
     trap_pools: Sequence[Sequence[int]],
     rng: random.Random,
+    traps_per_kind: int = 1,
 ) -> list[list[int]]:
     """Groups of proposition ids, one per task. Pure: same inputs and rng state → same plan.
 
-    Every id of `real_ids` lands in exactly one group. round(trap_rate × tasks) groups carry
-    one trap, at a random position, taken in turn from each non-empty pool in `trap_pools`.
-    All groups hold `group_size` ids except one short group when the numbers do not divide.
+    Every id of `real_ids` lands in exactly one group. max(⌈trap_rate × tasks⌉,
+    traps_per_kind × non-empty pools) groups, at most every one, carry one trap, at a random
+    position in the group, taken in turn from each non-empty pool in `trap_pools`. The trap
+    groups are spread evenly: the i-th is group ⌊(i + u) × tasks / traps⌋ (u drawn once from
+    `rng`), so two are never more than ⌈tasks / traps⌉ ≤ ⌈1 / trap_rate⌉ apart. All groups hold
+    `group_size` ids except one short group when the numbers do not divide.
     """
     if group_size < 1:
         raise ValueError("group_size must be at least 1")
@@ -48,11 +76,12 @@ def likert_plan(
     traps = 0
     # A trap needs a slot next to at least one real proposition.
     if pools and group_size > 1 and trap_rate > 0:
-        tasks, traps = _tasks_with_traps(len(ids), group_size, trap_rate)
+        tasks, traps = _tasks_with_traps(len(ids), group_size, trap_rate, least=traps_per_kind * len(pools))
     if tasks == 0:
         return []
 
-    trap_tasks = set(rng.sample(range(tasks), traps))
+    offset = rng.random()
+    trap_tasks = {math.floor((index + offset) * tasks / traps) for index in range(traps)}
     capacities = [group_size - (index in trap_tasks) for index in range(tasks)]
     # The slots left over go to one short task: a task without a trap when there is one.
     surplus = sum(capacities) - len(ids)
@@ -76,11 +105,13 @@ def likert_plan(
     return groups
 
 
-def _tasks_with_traps(real: int, group_size: int, trap_rate: float) -> tuple[int, int]:
-    """The fewest tasks that hold `real` propositions plus round(trap_rate × tasks) traps."""
+def _tasks_with_traps(real: int, group_size: int, trap_rate: float, *, least: int) -> tuple[int, int]:
+    """The fewest tasks that hold `real` propositions plus max(⌈trap_rate × tasks⌉, least)
+    traps, at most one per task."""
     tasks = math.ceil(real / group_size)
     while True:
-        traps = min(tasks, math.floor(trap_rate * tasks + 0.5))
+        # 1e-9: a product such as 0.07 × 100 = 7.000000000000001 must not round up to 8.
+        traps = min(tasks, max(math.ceil(trap_rate * tasks - 1e-9), least))
         needed = math.ceil((real + traps) / group_size)
         if needed == tasks:
             return tasks, traps
@@ -115,9 +146,12 @@ def _likert_tasks_build(*, topic_id: int, seed: int) -> Batch:
     groups = likert_plan(
         real_ids,
         group_size=campaign.likert_group_size,
-        trap_rate=campaign.trap_rate,
+        trap_rate=trap_share(
+            trap_rate=campaign.trap_rate, tasks_per_worker=campaign.tasks_per_session, min_traps=campaign.qc_min_traps
+        ),
         trap_pools=pools,
         rng=random.Random(seed),
+        traps_per_kind=max(1, campaign.qc_min_traps),
     )
     batch = Batch.objects.create(topic=topic, kind=Batch.Kind.LIKERT, number=LIKERT_BATCH_NUMBER)
     _tasks_create(batch=batch, groups=groups, assignments_needed=campaign.assignments_per_hit)
@@ -149,8 +183,9 @@ def comparison_tasks_build(
 ) -> Batch:
     """Comparison batch `number` of the topic, one task per group of proposition ids.
 
-    Each task shows its group in a shuffled order (seeded by `seed`, by default by topic and
-    number), so a worker who leaves the order untouched does not echo the selector's order.
+    Each task holds its group in a shuffled order (seeded by `seed`, by default by topic and
+    number), so the selector's order shows nowhere; each worker starts from their own
+    shuffle of it (crowd.answers.content.start_order), the preview from this one.
     Calling again with the same groups returns the existing batch; other groups → Conflict.
     """
     wanted = _groups_check(groups)

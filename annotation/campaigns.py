@@ -2,10 +2,11 @@
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Field
+from django.db.models import Field, Q, QuerySet
 from django.utils.text import slugify
+from rest_framework import status
 
-from annotation.models import Campaign, Task
+from annotation.models import Campaign, CampaignMember, Task
 from config.errors import ApplicationError, Conflict
 
 
@@ -28,11 +29,81 @@ def campaign_create(*, slug: str, name: str, description: str = "", owner=None, 
     return Campaign.objects.create(slug=slug, name=name, description=description, owner=owner, **options)
 
 
-def campaigns_visible_to(user):
-    """A researcher sees their own campaigns; a superuser sees all."""
+# ---- Who may do what ------------------------------------------------------------------------------
+#
+# The one rule, for the dashboard, the API and the admin alike. A campaign's owner does
+# everything; a collaborator (CampaignMember) with the `view` role sees every page and download
+# of it and changes nothing; one with the `edit` role also changes it (imports, publishing,
+# pausing, settings, worker decisions, bonuses, expiry, links), except what stays with the owner:
+# its collaborators, and its money and ownership (`campaign_owner_changes_check`). A superuser
+# counts as the owner of every campaign. Anyone else does not see the campaign at all (a 404).
+# Each rule is one subquery, so a list of campaigns costs the same queries however many
+# memberships the user has.
+
+
+def campaigns_visible_to(user) -> QuerySet[Campaign]:
+    """The campaigns `user` owns or collaborates on (either role); a superuser sees all."""
+    if user.is_superuser:
+        return Campaign.objects.all()
+    return Campaign.objects.filter(Q(owner=user) | Q(pk__in=_memberships(user).values("campaign")))
+
+
+def campaigns_editable_by(user) -> QuerySet[Campaign]:
+    """The campaigns `user` may change: their own and those they have the `edit` role on."""
+    if user.is_superuser:
+        return Campaign.objects.all()
+    editing = _memberships(user).filter(role=CampaignMember.Role.EDIT)
+    return Campaign.objects.filter(Q(owner=user) | Q(pk__in=editing.values("campaign")))
+
+
+def campaigns_owned_by(user) -> QuerySet[Campaign]:
+    """The campaigns whose collaborators and money `user` manages: their own (a superuser: all)."""
     if user.is_superuser:
         return Campaign.objects.all()
     return Campaign.objects.filter(owner=user)
+
+
+def _memberships(user) -> QuerySet[CampaignMember]:
+    return CampaignMember.objects.filter(user=user) if user.is_authenticated else CampaignMember.objects.none()
+
+
+class OwnerOnly(ApplicationError):
+    """A change only the campaign's owner may make."""
+
+    code = "owner_only"
+    http_status = status.HTTP_403_FORBIDDEN
+
+
+def campaign_owner_changes_check(*, campaign: Campaign, changes: dict, by) -> None:
+    """Money and ownership stay with the owner: a collaborator with edit access may lower the
+    budget cap and switch production off (stopping the spending must always be possible), but
+    not raise the cap, switch production on or hand the campaign to someone else. Refused with
+    OwnerOnly naming each such change; the owner and a superuser may make them all."""
+    if campaigns_owned_by(by).filter(pk=campaign.pk).exists():
+        return
+    refused = []
+    if "budget_cap" in changes and not _at_most(campaign, "budget_cap", changes["budget_cap"]):
+        refused.append("raise the budget cap")
+    if changes.get("production_enabled") and not campaign.production_enabled:
+        refused.append("switch production on")
+    if "owner" in changes and getattr(changes["owner"], "pk", changes["owner"]) != campaign.owner_id:
+        refused.append("change the owner")
+    if refused:
+        raise OwnerOnly(
+            f"Only the owner of campaign {campaign.slug!r} may {' or '.join(refused)}: "
+            "its money stays with them. Ask them, or lower the cap instead.",
+            details={"refused": refused},
+        )
+
+
+def _at_most(campaign: Campaign, name: str, value) -> bool:
+    """Whether `value` is no more than what the field holds, read as the database would store it."""
+    field = Campaign._meta.get_field(name)
+    assert isinstance(field, Field)
+    try:
+        return field.to_python(value) <= getattr(campaign, name)
+    except (ValidationError, TypeError):
+        return False  # not a valid amount: refused here, whatever the form says
 
 
 # ---- Settings fixed after the first publish ----------------------------------------------------
@@ -69,6 +140,8 @@ FIXED_AFTER_PUBLISH = (
     "obvious_traps",
     "qc_max_label_share",
     "qc_min_items",
+    "qc_min_traps",
+    "qc_min_orderings",
     "qc_block_excluded",
     "qc_reject_failed_traps",
     "channel",
@@ -76,6 +149,7 @@ FIXED_AFTER_PUBLISH = (
     "require_us_locale",
     "min_approval_percent",
     "hit_title",
+    "comparison_hit_title",
     "hit_keywords",
     "hit_lifetime_seconds",
     "assignment_duration_seconds",
@@ -83,7 +157,9 @@ FIXED_AFTER_PUBLISH = (
     "tasks_per_session",
     "channel_settings",
 )
-CHANGEABLE_AFTER_PUBLISH = ("name", "description", "owner", "budget_cap", "production_enabled")
+# The consent text stays editable (a contact address or a typo may need fixing mid-study); it
+# changes no task and no answer. Which version a participant agreed to is not kept yet.
+CHANGEABLE_AFTER_PUBLISH = ("name", "description", "owner", "budget_cap", "production_enabled", "consent_text")
 
 
 def campaign_has_published(campaign: Campaign) -> bool:
@@ -123,11 +199,15 @@ def _same(campaign: Campaign, name: str, value) -> bool:
 
 
 @transaction.atomic
-def campaign_update(*, campaign_id: int, changes: dict) -> Campaign:
-    """Apply setting changes under the campaign's row lock, after `campaign_changes_check`;
-    a refused change writes nothing (409)."""
+def campaign_update(*, campaign_id: int, changes: dict, by=None) -> Campaign:
+    """Apply setting changes under the campaign's row lock, after `campaign_changes_check`
+    and, when `by` (the user of an interface: dashboard, API, admin) is given,
+    `campaign_owner_changes_check` (None: the command line and the services, which act for the
+    owner); a refused change writes nothing (409, 403)."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
     campaign_changes_check(campaign=campaign, changes=changes)
+    if by is not None:
+        campaign_owner_changes_check(campaign=campaign, changes=changes, by=by)
     for field, value in changes.items():
         setattr(campaign, field, value)
     campaign.save(update_fields=list(changes))

@@ -74,21 +74,47 @@ class Campaign(models.Model):
     stop_stable_refits = models.PositiveSmallIntegerField(default=2)
 
     # Traps and quality control.
-    trap_rate = models.FloatField(default=0.05, help_text="Share of Likert tasks carrying one trap.")
+    trap_rate = models.FloatField(
+        default=0.05,
+        help_text="The least share of Likert tasks carrying one trap; 0: no traps. More carry one when needed for "
+        "every trap kind to be shown and every worker to meet qc_min_traps (annotation.batching.trap_share).",
+    )
     obvious_traps = models.JSONField(default=default_obvious_traps, blank=True)
     qc_max_label_share = models.FloatField(default=0.05)
-    qc_min_items = models.PositiveIntegerField(default=5)
+    # The least evidence on which quality control excludes a worker (crowd.quality.exclusion_reasons).
+    qc_min_items = models.PositiveIntegerField(
+        default=10, help_text="Likert items shared with other workers before a low correlation can exclude a worker."
+    )
+    qc_min_traps = models.PositiveSmallIntegerField(
+        default=2, help_text="Trap answers seen before failing half of them excludes a worker."
+    )
+    qc_min_orderings = models.PositiveSmallIntegerField(
+        default=3,
+        help_text="Orderings submitted before comparisons can exclude a worker (one ordering is one judgement).",
+    )
     qc_block_excluded = models.BooleanField(default=False)
     qc_reject_failed_traps = models.BooleanField(default=False)
 
-    # Marketplace.
-    channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.MTURK)
+    # Marketplace. Participant links by default: they need no account, no credentials and no
+    # money, and MTurk closed for good on 2026-09-30 (kept for rehearsal and existing access).
+    channel = models.CharField(
+        max_length=16, choices=Channel.choices, default=Channel.LINKS, help_text="Where workers come from."
+    )
     environment = models.CharField(max_length=16, choices=Environment.choices, default=Environment.LOCAL)
     production_enabled = models.BooleanField(default=False, help_text="The campaign's own switch for real money.")
     budget_cap = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("100.00"))
     require_us_locale = models.BooleanField(default=True)
     min_approval_percent = models.PositiveSmallIntegerField(default=95)
-    hit_title = models.CharField(max_length=128, default="Rate how important short statements are for a topic")
+    hit_title = models.CharField(
+        max_length=128,
+        default="Rate how important short statements are for a topic",
+        help_text="The title of Likert HITs (and Prolific studies) as workers see it in their list of work.",
+    )
+    comparison_hit_title = models.CharField(
+        max_length=128,
+        default="Put short statements about a topic in order of importance",
+        help_text="The title of ordering (comparison) HITs and studies.",
+    )
     hit_keywords = models.CharField(max_length=200, default="importance, rating, text, summarization")
     hit_lifetime_seconds = models.PositiveIntegerField(default=7 * 24 * 3600)
     assignment_duration_seconds = models.PositiveIntegerField(default=30 * 60)
@@ -98,6 +124,13 @@ class Campaign(models.Model):
     )
     channel_settings = models.JSONField(default=dict, blank=True)
 
+    # What participants read and agree to before their first task (Prolific, participant links).
+    consent_text = models.TextField(
+        blank=True,
+        help_text="The information and consent page shown before a session's first task; participants must "
+        "agree before any task is handed to them. Empty: no consent step.",
+    )
+
     class Meta:
         ordering = ["-created_at"]
 
@@ -106,6 +139,10 @@ class Campaign(models.Model):
 
     def question_for(self, topic) -> str:
         return self.question_template.replace("{topic}", topic.description or topic.key)
+
+    def title_for(self, kind: str) -> str:
+        """The title workers see for a task of `kind` (a Batch.Kind) in their list of work."""
+        return self.hit_title if kind == Batch.Kind.LIKERT else self.comparison_hit_title
 
     def reward_for(self, kind: str) -> Decimal:
         """What one task of `kind` (a Batch.Kind) pays a worker, before any channel's fee."""
@@ -255,3 +292,28 @@ class ImportRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class CampaignMember(models.Model):
+    """A collaborator on a campaign someone else owns. A viewer sees every page and download of
+    it; an editor also changes it, except its members and its money, which stay with the owner
+    (annotation.campaigns: `campaigns_visible_to`, `campaigns_editable_by`, `campaigns_owned_by`)."""
+
+    class Role(models.TextChoices):
+        VIEW = "view", "View"
+        EDIT = "edit", "Edit"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="campaign_memberships")
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.VIEW)
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "added_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "user"], name="campaign_member_unique_user")]
+
+    def __str__(self):
+        return f"{self.user} ({self.get_role_display().lower()}) on {self.campaign}"

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from annotation.importing.formats import FORMATS
 from annotation.models import Batch, Campaign, Proposition, Topic
+from crowd.marketplaces.registry import channel_offers
 from ranking.serializers import PropositionScoreSerializer
 
 # What a researcher may set through the API, at creation and in a PATCH; once the campaign has
@@ -24,7 +25,9 @@ CAMPAIGN_SETTINGS = (
     "batch_pairs",
     "trap_rate",
     "hit_title",
+    "comparison_hit_title",
     "hit_keywords",
+    "consent_text",
 )
 _SETTINGS_LIMITS = {
     "likert_reward": {"min_value": Decimal("0.01")},
@@ -66,10 +69,16 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignCreateSerializer(serializers.ModelSerializer):
+    """A new campaign: its slug, its channel (participant links unless given; fixed once it has
+    published, changeable until then on PUT .../channel/) and its settings."""
+
     class Meta:
         model = Campaign
-        fields = ("slug", *CAMPAIGN_SETTINGS)
-        extra_kwargs = _SETTINGS_LIMITS
+        fields = ("slug", "channel", *CAMPAIGN_SETTINGS)
+        extra_kwargs = {
+            **_SETTINGS_LIMITS,
+            "channel": {"help_text": "Where workers come from: " + "; ".join(channel_offers()) + "."},
+        }
 
 
 class CampaignSettingsSerializer(serializers.ModelSerializer):

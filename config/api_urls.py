@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
 from annotation import api as annotation_api
+from annotation import members_api
 from config.api_docs import ApiDocsAccess, api_docs
 from config.login_throttle import obtain_auth_token
 from crowd import api as crowd_api
@@ -25,6 +26,7 @@ router.register(f"{CAMPAIGN}/batches", annotation_api.BatchViewSet, basename="ap
 router.register(f"{CAMPAIGN}/hits", crowd_api.HITViewSet, basename="api-hit")
 router.register(f"{CAMPAIGN}/workers", crowd_api.CampaignWorkerViewSet, basename="api-worker")
 router.register(f"{CAMPAIGN}/links", crowd_api.ParticipantLinkViewSet, basename="api-link")
+router.register(f"{CAMPAIGN}/members", members_api.CampaignMemberViewSet, basename="api-member")
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -38,5 +40,6 @@ urlpatterns = [
     path(f"{CAMPAIGN}/channel/", crowd_api.CampaignChannelView.as_view(), name="api-campaign-channel"),
     path(f"{TOPIC}/ranking/", ranking_api.TopicRankingView.as_view(), name="api-topic-ranking"),
     path(f"{TOPIC}/export/", ranking_api.TopicExportView.as_view(), name="api-topic-export"),
+    path(f"{CAMPAIGN}/export/", ranking_api.CampaignExportView.as_view(), name="api-campaign-export"),
     *router.urls,
 ]

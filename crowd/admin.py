@@ -12,7 +12,7 @@ from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
 from annotation.admin_scope import CampaignOwnedAdmin
-from annotation.campaigns import campaigns_visible_to
+from annotation.campaigns import campaigns_editable_by
 from annotation.models import Campaign
 from config.errors import ApplicationError
 from crowd.models import (
@@ -55,7 +55,7 @@ class BonusForm(forms.Form):
 
 class BlockForm(forms.Form):
     campaign = forms.ModelChoiceField(
-        queryset=Campaign.objects.none(),  # the user's own: see __init__
+        queryset=Campaign.objects.none(),  # those the user may change: see __init__
         help_text="The block is set, or lifted, at this campaign's marketplace account.",
     )
     reason = forms.CharField(
@@ -64,7 +64,7 @@ class BlockForm(forms.Form):
 
     def __init__(self, data=None, *, user):
         super().__init__(data)
-        self.fields["campaign"].queryset = campaigns_visible_to(user)  # type: ignore[attr-defined]
+        self.fields["campaign"].queryset = campaigns_editable_by(user)  # type: ignore[attr-defined]
 
 
 def _apply_each(modeladmin, request, queryset, apply) -> None:
@@ -201,6 +201,7 @@ class WorkerQualityAdmin(CampaignOwnedAdmin):
         "computed_status",
         "override_status",
     )
+    list_select_related = ("worker", "campaign")
     list_filter = ("campaign", "computed_status", "override_status")
     search_fields = ("worker__external_id",)
 
@@ -209,6 +210,7 @@ class WorkerQualityAdmin(CampaignOwnedAdmin):
 class WorkerDecisionAdmin(CampaignOwnedAdmin):
     campaign_path = "campaign"
     list_display = ("worker", "campaign", "action", "reason", "decided_by", "created_at")
+    list_select_related = ("worker", "campaign", "decided_by")
     list_filter = ("action", "campaign")
 
 
@@ -216,6 +218,7 @@ class WorkerDecisionAdmin(CampaignOwnedAdmin):
 class HITTypeAdmin(CampaignOwnedAdmin):
     campaign_path = "campaign"
     list_display = ("hit_type_id", "campaign", "kind", "environment", "created_at")
+    list_select_related = ("campaign",)
 
 
 @admin.register(HIT)
@@ -231,6 +234,7 @@ class HITAdmin(CampaignOwnedAdmin):
 class AssignmentAdmin(CampaignOwnedAdmin):
     campaign_path = "task__batch__topic__campaign"
     list_display = ("assignment_id", "worker", "status", "verification", "submitted_at", "time_on_task_ms")
+    list_select_related = ("worker",)
     list_filter = ("status", "verification")
     search_fields = ("assignment_id", "worker__external_id")
     raw_id_fields = ("task", "hit", "worker")
@@ -241,6 +245,7 @@ class AssignmentAdmin(CampaignOwnedAdmin):
 class LikertLabelAdmin(CampaignOwnedAdmin):
     campaign_path = "assignment__task__batch__topic__campaign"
     list_display = ("assignment", "worker", "proposition", "score")
+    list_select_related = ("assignment__worker", "worker", "proposition")  # an assignment is named with its worker
     raw_id_fields = ("assignment", "worker", "proposition")
 
 
@@ -248,6 +253,7 @@ class LikertLabelAdmin(CampaignOwnedAdmin):
 class ComparisonAdmin(CampaignOwnedAdmin):
     campaign_path = "assignment__task__batch__topic__campaign"
     list_display = ("assignment", "worker", "winner", "loser")
+    list_select_related = ("assignment__worker", "worker", "winner", "loser")
     raw_id_fields = ("assignment", "worker", "winner", "loser")
 
 
@@ -255,6 +261,7 @@ class ComparisonAdmin(CampaignOwnedAdmin):
 class LedgerEntryAdmin(CampaignOwnedAdmin):
     campaign_path = "campaign"
     list_display = ("campaign", "kind", "amount", "reference", "created_at")
+    list_select_related = ("campaign",)
     list_filter = ("kind", "campaign")
 
 
@@ -262,3 +269,4 @@ class LedgerEntryAdmin(CampaignOwnedAdmin):
 class BonusAdmin(CampaignOwnedAdmin):
     campaign_path = "assignment__task__batch__topic__campaign"
     list_display = ("assignment", "amount", "reason", "sent_at")
+    list_select_related = ("assignment__worker",)

@@ -37,6 +37,9 @@ CONSTANT_TOLERANCE = 1e-9
 
 # Upper bound on the number of sampled label indices held in memory at once.
 BOOTSTRAP_CHUNK = 2_000_000
+# Integer labels whose sums over a sample take at most this many values are ranked by
+# counting (a 1–5 scale at 5 labels per item: 21 values), several times faster than sorting.
+MAX_COUNTED_RANKS = 4_096
 
 K = TypeVar("K", bound=Hashable)
 
@@ -44,11 +47,24 @@ K = TypeVar("K", bound=Hashable)
 def factorize(keys: Iterable[Hashable]) -> tuple[np.ndarray, list[Any]]:
     """Integer codes for `keys` in first-seen order, and the distinct keys by code.
 
-    A dict rather than `np.unique`, so keys may be any hashable (tuples, mixed types)."""
+    A dict, so keys may be any hashable (tuples, mixed types); integer keys (database ids)
+    take `np.unique`, several times faster, with the same codes."""
     keys = list(keys)
+    if keys and type(keys[0]) is int:
+        array = np.asarray(keys)
+        if array.ndim == 1 and array.dtype.kind == "i":
+            return _factorize_integers(array)
     index: dict[Hashable, int] = {}
     codes = np.fromiter((index.setdefault(key, len(index)) for key in keys), np.intp, len(keys))
     return codes, list(index)
+
+
+def _factorize_integers(array: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    distinct, first, inverse = np.unique(array, return_index=True, return_inverse=True)
+    order = np.argsort(first)  # codes in first-seen order, as the dict gives them
+    code = np.empty_like(order)
+    code[order] = np.arange(len(order))
+    return code[inverse].astype(np.intp), distinct[order].tolist()
 
 
 @dataclass(frozen=True)
@@ -69,7 +85,7 @@ class LabelTable:
 def label_table(labels: Iterable[tuple[Hashable, Hashable, float]]) -> LabelTable:
     """Factorize `(worker, item, score)` triples; scores must be finite numbers."""
     rows = list(labels)
-    workers, items, scores = _columns(rows, 3)
+    workers, items, scores = columns(rows, 3)
     worker, worker_keys = factorize(workers)
     item, item_keys = factorize(items)
     score = np.asarray(scores, dtype=float)
@@ -78,7 +94,8 @@ def label_table(labels: Iterable[tuple[Hashable, Hashable, float]]) -> LabelTabl
     return LabelTable(worker_keys, item_keys, worker, item, score)
 
 
-def _columns(rows: Sequence[tuple[Any, ...]], width: int) -> list[list[Any]]:
+def columns(rows: Sequence[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """The rows' first `width` columns, each as a list."""
     # map(itemgetter) is about seven times faster than zip(*rows) on 250,000 rows.
     return [list(map(itemgetter(column), rows)) for column in range(width)]
 
@@ -101,7 +118,7 @@ class VoteTable:
 def vote_table(votes: Iterable[tuple[Hashable, Hashable, Hashable, Hashable]]) -> VoteTable:
     """Factorize `(worker, item_a, item_b, winner)` votes; the winner must be a or b."""
     rows = list(votes)
-    workers, items_a, items_b, winners = _columns(rows, 4)
+    workers, items_a, items_b, winners = columns(rows, 4)
     worker, worker_keys = factorize(workers)
     codes, _ = factorize([*items_a, *items_b, *winners])
     a, b, winner = np.split(codes, 3)
@@ -278,18 +295,37 @@ def _bootstrap_rhos(
 ) -> np.ndarray:
     """Spearman ρ between two bootstrap samples' item means, one per draw."""
     chunk = max(1, BOOTSTRAP_CHUNK // (2 * len(counts) * size))
+    low = float(ordered.min(initial=0))
+    span = size * int(ordered.max(initial=0) - low) + 1
+    integers = bool(np.all(ordered == np.round(ordered))) and span <= MAX_COUNTED_RANKS
     rhos = []
     for done in range(0, draws, chunk):
         shape = (min(chunk, draws - done), 2, len(counts), size)
-        offsets = generator.integers(0, counts[:, None], size=shape)
-        means = ordered[starts[:, None] + offsets].mean(axis=-1)
-        ranks = rankdata(means, axis=-1)
+        # ⌊u·count⌋ with u uniform in [0, 1): an index below each item's count, several times
+        # faster than integers() with per-item bounds.
+        offsets = (generator.random(shape) * counts[:, None]).astype(np.intp)
+        sample = ordered[starts[:, None] + offsets]
+        if integers:  # the labels of a scale: rank the sums by counting, the same ranks as the means'
+            ranks = _counted_average_ranks((sample.sum(axis=-1) - size * low).astype(np.intp), span)
+        else:
+            ranks = rankdata(sample.mean(axis=-1), axis=-1)
         ranks -= ranks.mean(axis=-1, keepdims=True)
         first, second = ranks[:, 0], ranks[:, 1]
         spread = np.sqrt((first**2).sum(axis=-1) * (second**2).sum(axis=-1))
         with np.errstate(invalid="ignore", divide="ignore"):
             rhos.append(np.where(spread > 0, (first * second).sum(axis=-1) / spread, NAN))
     return np.concatenate(rhos) if rhos else np.array([])
+
+
+def _counted_average_ranks(values: np.ndarray, span: int) -> np.ndarray:
+    """Average ranks along the last axis of integers in [0, span), as `rankdata` gives them:
+    rank(v) = #(values < v) + (#(values = v) + 1) / 2, by counting instead of sorting."""
+    rows = values.reshape(-1, values.shape[-1])
+    cells = rows + (np.arange(len(rows)) * span)[:, None]
+    counts = np.bincount(cells.ravel(), minlength=len(rows) * span).reshape(len(rows), span)
+    average = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
+    ranks: np.ndarray = average.ravel()[cells].reshape(values.shape)
+    return ranks
 
 
 def _numpy_generator(rng: np.random.Generator | random.Random | int | None) -> np.random.Generator:

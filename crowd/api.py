@@ -1,6 +1,6 @@
 """REST endpoints of the crowd app: a campaign's HITs, its workers, its participant links (thin)."""
 
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -8,10 +8,11 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api import CampaignScoped
+from annotation.access import user_may_edit
+from annotation.api import CampaignScoped, rows_counted
 from crowd import channels
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
-from crowd.models import HIT, ParticipantLink, Worker, WorkerQuality
+from crowd.models import HIT, Assignment, ParticipantLink, Worker, WorkerQuality
 from crowd.serializers import (
     CampaignWorkerSerializer,
     ChannelSerializer,
@@ -36,7 +37,7 @@ class HITViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSet)
         hits = (
             HIT.objects.filter(task__batch__topic__campaign=self.campaign)
             .select_related("task__batch__topic")
-            .annotate(assignment_count=Count("assignments"))
+            .annotate(assignment_count=rows_counted(Assignment.objects.filter(hit=OuterRef("pk"))))
             .order_by("created_at", "id")
         )
         if "status" in filters:
@@ -56,10 +57,9 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
     serializer_class = CampaignWorkerSerializer
 
     def get_queryset(self):
-        # Filtering and counting through the same join: one row per worker, campaign assignments only.
+        campaign_assignments = Assignment.objects.filter(task__batch__topic__campaign=self.campaign)
         return (
-            Worker.objects.filter(assignments__task__batch__topic__campaign=self.campaign)
-            .annotate(assignment_count=Count("assignments"))
+            Worker.objects.filter(Exists(campaign_assignments.filter(worker=OuterRef("pk"))))
             .prefetch_related(
                 Prefetch(
                     "qualities",
@@ -70,10 +70,29 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
             .order_by("external_id", "id")
         )
 
+    def paginate_queryset(self, queryset):
+        """The page's workers with their assignment counts, in one grouped query for the page
+        (a count per worker row would walk each worker's assignments in every campaign)."""
+        workers = super().paginate_queryset(queryset) or []
+        counts = dict(
+            Assignment.objects.filter(worker__in=workers, task__batch__topic__campaign=self.campaign)
+            .values("worker_id")
+            .annotate(n=Count("id"))
+            .values_list("worker_id", "n")
+        )
+        for worker in workers:
+            worker.assignment_count = counts.get(worker.pk, 0)
+        return workers
+
 
 @extend_schema(tags=["links"])
 @extend_schema_view(
-    create=extend_schema(request=LinksCreateSerializer, responses={201: ParticipantLinkSerializer(many=True)})
+    # The links just made, as a plain array: a serializer with many=True would be documented as
+    # a paginated page, which this answer is not.
+    create=extend_schema(
+        request=LinksCreateSerializer,
+        responses={201: {"type": "array", "items": {"$ref": "#/components/schemas/ParticipantLink"}}},
+    )
 )
 class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """A participant-links campaign's links, with sessions and tasks done through each;
@@ -95,6 +114,10 @@ class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.Creat
             .order_by("created_at", "id")
         )
 
+    def get_serializer_context(self):
+        # A personal link is its participant's identity: its address only for editors.
+        return {**super().get_serializer_context(), "may_edit": user_may_edit(self.request.user, self.campaign)}
+
     def create(self, request, *args, **kwargs):
         body = LinksCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -103,14 +126,18 @@ class ParticipantLinkViewSet(CampaignScoped, mixins.ListModelMixin, mixins.Creat
             campaign=self.campaign, kind=data["kind"], labels=data["labels"], created_by=request.user
         )
         created = self.get_queryset().filter(pk__in=[link.pk for link in made])
-        return Response(ParticipantLinkSerializer(created, many=True).data, status=status.HTTP_201_CREATED)
+        context = self.get_serializer_context()
+        return Response(
+            ParticipantLinkSerializer(created, many=True, context=context).data, status=status.HTTP_201_CREATED
+        )
 
     @extend_schema(request=None, responses={200: ParticipantLinkSerializer})
     @action(detail=True, methods=["post"])
     def revoke(self, request, *args, **kwargs):
         link = get_object_or_404(self.campaign.participant_links, pk=self.kwargs["pk"])
         links.link_revoke(link=link)
-        return Response(ParticipantLinkSerializer(self.get_queryset().get(pk=link.pk)).data)
+        context = self.get_serializer_context()
+        return Response(ParticipantLinkSerializer(self.get_queryset().get(pk=link.pk), context=context).data)
 
 
 @extend_schema(tags=["campaigns"])

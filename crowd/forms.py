@@ -7,8 +7,9 @@ from django import forms
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd.marketplaces.prolific.filters import prolific_filters_check
-from crowd.marketplaces.registry import policies
+from crowd.marketplaces.prolific import eligibility
+from crowd.marketplaces.prolific.filters import campaign_prolific_filters, prolific_filters_check
+from crowd.marketplaces.registry import channel_choices, policies
 from crowd.models import ParticipantLink, WorkerQuality
 
 
@@ -30,24 +31,68 @@ class OverrideForm(forms.Form):
 class ChannelForm(forms.Form):
     """Where a draft campaign recruits, and how long a session is."""
 
-    channel = forms.ChoiceField(choices=Campaign.Channel.choices)
+    channel = forms.ChoiceField(choices=channel_choices)  # MTurk labelled closed, by its policy
     environment = forms.ChoiceField(
         choices=Campaign.Environment.choices,
         help_text="Local rehearses on this server's own endpoint. "
         + " ".join(f"{p.label}: {', '.join(label for _, label in p.environments)}." for p in policies()),
     )
     tasks_per_session = forms.IntegerField(min_value=1, max_value=100, help_text="Prolific and links only.")
+    # Prolific's eligibility filters (crowd.marketplaces.prolific.eligibility): four fields, and
+    # anything else as Prolific's own JSON; stored together as one list.
+    approval_rate_min = forms.IntegerField(
+        label="Approval rate at least (%)",
+        required=False,
+        min_value=0,
+        max_value=100,
+        help_text="The share of their earlier submissions that researchers approved. Empty: any.",
+    )
+    previous_submissions_min = forms.IntegerField(
+        label="Approved submissions at least",
+        required=False,
+        min_value=0,
+        max_value=1_000_000,
+        help_text="How many studies they have done on Prolific and had approved. Empty: any.",
+    )
+    countries = forms.MultipleChoiceField(
+        label="Country of residence",
+        required=False,
+        choices=eligibility.COUNTRIES,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: any country. Others: as custom filters below.",
+    )
+    first_languages = forms.MultipleChoiceField(
+        label="First language",
+        required=False,
+        choices=eligibility.FIRST_LANGUAGES,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: any first language.",
+    )
     prolific_filters = forms.CharField(
-        label="Prolific filters",
-        widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
+        label="Custom filters (JSON)",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         required=False,
         max_length=20_000,
         help_text=(
-            'Prolific only. A JSON list, as Prolific\'s API takes it, e.g. [{"filter_id": "approval_rate", '
-            '"selected_range": {"lower": 95}}]; filter ids and choices are listed by Prolific\'s '
-            "GET /api/v1/filters/. Empty: anyone on Prolific."
+            'Any other filter, as a JSON list in the shape Prolific\'s API takes, e.g. [{"filter_id": "age", '
+            '"selected_range": {"lower": 18, "upper": 30}}]; filter ids and choice ids are listed by Prolific\'s '
+            "GET /api/v1/filters/. Empty: no other filter."
         ),
     )
+
+    FIELDS = ("approval_rate_min", "previous_submissions_min", "countries", "first_languages")
+
+    @classmethod
+    def initial_for(cls, campaign: Campaign) -> dict[str, Any]:
+        """The form as the campaign stands: its filters split into the fields and the custom rest."""
+        fields, custom = eligibility.eligibility_split(campaign_prolific_filters(campaign))
+        return {
+            "channel": campaign.channel,
+            "environment": campaign.environment,
+            "tasks_per_session": campaign.tasks_per_session,
+            **{name: getattr(fields, name) for name in cls.FIELDS},
+            "prolific_filters": json.dumps(custom, indent=2, ensure_ascii=False) if custom else "",
+        }
 
     def clean_prolific_filters(self) -> list[dict]:
         text = self.cleaned_data["prolific_filters"].strip()
@@ -63,6 +108,31 @@ class ChannelForm(forms.Form):
             return prolific_filters_check(filters)
         except ApplicationError as error:
             raise forms.ValidationError(error.message) from None
+
+    def clean(self) -> dict[str, Any]:
+        """One list of filters, as stored (`prolific_filters`): the fields' first, then the custom
+        ones; a custom filter that a filled-in field sets too is an error of the custom filters."""
+        cleaned = super().clean() or {}
+        fields = eligibility.Eligibility(
+            approval_rate_min=cleaned.pop("approval_rate_min", None),  # None when empty (or in error)
+            previous_submissions_min=cleaned.pop("previous_submissions_min", None),
+            countries=cleaned.pop("countries", []),
+            first_languages=cleaned.pop("first_languages", []),
+        )
+        custom = cleaned.get("prolific_filters")
+        if custom is None:
+            return cleaned  # its own error is shown
+        from_fields = eligibility.eligibility_filters(fields, [])
+        twice = sorted({item["filter_id"] for item in from_fields} & {item["filter_id"] for item in custom})
+        if twice:
+            self.add_error(
+                "prolific_filters",
+                f"{', '.join(twice)} {'is' if len(twice) == 1 else 'are'} set by the fields above too: remove "
+                f"{'it' if len(twice) == 1 else 'them'} here, or clear the field.",
+            )
+            return cleaned
+        cleaned["prolific_filters"] = prolific_filters_check(from_fields + custom)
+        return cleaned
 
 
 class LinksForm(forms.Form):

@@ -5,7 +5,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Batch, Campaign, Proposition, Task
+from annotation.models import Batch, Campaign, Proposition, Task, Topic
 
 
 class Worker(models.Model):
@@ -29,9 +29,15 @@ class WorkerQualityQuerySet(models.QuerySet):
     def excluded(self) -> "WorkerQualityQuerySet":
         """The one rule of who is excluded: an admin's override decides; without one, quality
         control's computed status. `WorkerQuality.excluded` is the same rule on one row."""
-        return self.filter(
-            models.Q(override_status="excluded") | models.Q(override_status="", computed_status="excluded")
-        )
+        return self.filter(self._excluded())
+
+    def included(self) -> "WorkerQualityQuerySet":
+        """Everyone `excluded` leaves out."""
+        return self.exclude(self._excluded())
+
+    @staticmethod
+    def _excluded() -> models.Q:
+        return models.Q(override_status="excluded") | models.Q(override_status="", computed_status="excluded")
 
 
 class WorkerQuality(models.Model):
@@ -48,10 +54,19 @@ class WorkerQuality(models.Model):
     loo_r = models.FloatField(null=True, blank=True)
     traps_seen = models.PositiveIntegerField(default=0)
     traps_failed = models.PositiveIntegerField(default=0)
+    obvious_traps_seen = models.PositiveIntegerField(default=0)
+    obvious_traps_failed = models.PositiveIntegerField(default=0)
+    subtle_traps_seen = models.PositiveIntegerField(default=0)
+    subtle_traps_failed = models.PositiveIntegerField(default=0)
     votes = models.PositiveIntegerField(default=0)
     comparison_agreement = models.FloatField(null=True, blank=True)
+    orderings = models.PositiveIntegerField(default=0, help_text="Comparison HITs submitted, untouched ones included.")
     untouched_orderings = models.PositiveIntegerField(default=0)
+    likert_seconds = models.FloatField(null=True, blank=True, help_text="Median seconds per Likert HIT.")
+    comparison_seconds = models.FloatField(null=True, blank=True, help_text="Median seconds per comparison HIT.")
+    speeder = models.BooleanField(default=False, help_text="Much faster than the campaign's median: a flag to review.")
     computed_status = models.CharField(max_length=16, choices=Status.choices, default=Status.OK)
+    computed_reason = models.TextField(blank=True, help_text="Why quality control excluded the worker.")
     override_status = models.CharField(max_length=16, choices=Status.choices, blank=True)
     override_reason = models.TextField(blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
@@ -69,6 +84,30 @@ class WorkerQuality(models.Model):
     @property
     def excluded(self) -> bool:
         return self.status == self.Status.EXCLUDED
+
+
+class QualityStatistics(models.Model):
+    """The crowd-level quality figures of a campaign (no topic) or of one of its topics as the
+    QC job last computed them (crowd.qc.statistics): agreement, α, the stability curve, trap
+    means, the leave-one-out histogram. The report pages read them and compute nothing."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="quality_statistics")
+    topic = models.ForeignKey(Topic, null=True, blank=True, on_delete=models.CASCADE, related_name="quality_statistics")
+    figures = models.JSONField(default=dict)
+    workers = models.JSONField(default=list, help_text="A topic's workers: ids of those with labels or votes in it.")
+    inputs_digest = models.CharField(
+        max_length=64, blank=True, help_text="Of the labels the costly figures rest on: unchanged, they are kept."
+    )
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "quality statistics"
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "topic"], name="qualitystatistics_unique_topic"),
+            models.UniqueConstraint(
+                fields=["campaign"], condition=models.Q(topic__isnull=True), name="qualitystatistics_unique_campaign"
+            ),
+        ]
 
 
 class WorkerDecision(models.Model):
@@ -211,6 +250,13 @@ class Assignment(models.Model):
     verification = models.CharField(max_length=16, choices=Verification.choices, default=Verification.PENDING)
     answer = models.JSONField(default=dict)
     untouched = models.BooleanField(default=False, help_text="A comparison submitted in the order it was shown.")
+    shown_order = models.JSONField(
+        default=list,
+        db_default=models.Value([], output_field=models.JSONField()),
+        blank=True,
+        help_text="Proposition ids in the order this worker was shown them, top first: an ordering HIT's own "
+        "shuffled starting order (crowd.answers.content.start_order).",
+    )
     accepted_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField()
     time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -222,7 +268,13 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["submitted_at", "id"]
         constraints = [models.UniqueConstraint(fields=["assignment_id", "worker"], name="assignment_unique_worker")]
-        indexes = [models.Index(fields=["task", "verification"])]
+        indexes = [
+            models.Index(fields=["task", "verification"]),
+            # What a sync pass looks for (crowd.work.sync.hits_with_news): answers not yet
+            # confirmed, and work not yet reviewed — few rows of many.
+            models.Index(fields=["task"], condition=models.Q(verification="pending"), name="assignment_pending_task"),
+            models.Index(fields=["task"], condition=models.Q(status="Submitted"), name="assignment_submitted_task"),
+        ]
 
     def __str__(self):
         return f"{self.assignment_id} by {self.worker}"
@@ -365,6 +417,9 @@ class WorkSession(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    consented_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the participant agreed to the campaign's consent text."
+    )
     # Prolific's side of the session: its submission, and our decision on it.
     submission_id = models.CharField(max_length=64, blank=True)
     submission_status = models.CharField(max_length=32, blank=True)

@@ -24,6 +24,8 @@ from crowd.agreement import (
     StabilityPoint,
     VoteTable,
     bootstrap_stability,
+    columns,
+    factorize,
     grouped_pearson,
     krippendorff_alpha,
     label_table,
@@ -34,9 +36,11 @@ from crowd.agreement import (
 )
 
 __all__ = [
+    "HitTimes",
     "KindStats",
     "RunReliability",
     "StabilityPoint",
+    "TimeReport",
     "TrapReport",
     "TrapStats",
     "WorkerCorrelation",
@@ -50,6 +54,7 @@ __all__ = [
     "majority_agreement",
     "meta_worker_agreement",
     "run_reliability",
+    "time_report",
     "trap_report",
 ]
 
@@ -132,15 +137,19 @@ class KindStats:
 
 @dataclass(frozen=True)
 class TrapReport:
+    """`workers`: every trap label per worker; `worker_kinds`: the same per trap kind (a kind
+    the worker never saw is absent); `kinds`: mean score per kind."""
+
     workers: dict[Hashable, TrapStats]
     kinds: dict[str, KindStats]
+    worker_kinds: dict[str, dict[Hashable, TrapStats]]
 
 
 def trap_report(
     labels: Iterable[tuple[Hashable, ItemT, float]], traps: Mapping[ItemT, str], fail_at: float = 3
 ) -> TrapReport:
-    """Per worker: trap labels seen and failed (score ≥ `fail_at`); per trap kind
-    ("obvious", "subtle"): mean score and label count. Falke & Gurevych (2017) saw means
+    """Per worker: trap labels seen and failed (score ≥ `fail_at`), in all and per trap kind;
+    per trap kind ("obvious", "subtle"): mean score and label count. Falke & Gurevych (2017) saw means
     of 1.08 (obvious) and 1.14 (subtle). Every label on a trap counts, so a trap shown to a
     worker twice is seen twice; every worker and every kind in `traps` is listed."""
     table = label_table(labels)
@@ -154,9 +163,19 @@ def trap_report(
     total = np.bincount(label_kind[on_trap], table.score[on_trap], len(kinds))
     with np.errstate(invalid="ignore"):
         mean = total / count
+    worker_kinds: dict[str, dict[Hashable, TrapStats]] = {}
+    for code, kind in enumerate(kinds):
+        of_kind = label_kind == code
+        kind_seen = np.bincount(table.worker[of_kind], minlength=len(table.workers))
+        kind_failed = np.bincount(table.worker[of_kind & (table.score >= fail_at)], minlength=len(table.workers))
+        worker_kinds[kind] = {
+            table.workers[worker]: TrapStats(int(kind_seen[worker]), int(kind_failed[worker]))
+            for worker in np.flatnonzero(kind_seen)
+        }
     return TrapReport(
         workers={worker: TrapStats(int(seen[code]), int(failed[code])) for code, worker in enumerate(table.workers)},
         kinds={kind: KindStats(float(mean[code]), int(count[code])) for code, kind in enumerate(kinds)},
+        worker_kinds=worker_kinds,
     )
 
 
@@ -204,17 +223,86 @@ def _comparison_counts(table: VoteTable, workers: int) -> tuple[np.ndarray, np.n
     )
 
 
+@dataclass(frozen=True)
+class HitTimes:
+    """Median seconds per HIT over `hits` HITs."""
+
+    median: float
+    hits: int
+
+
+@dataclass(frozen=True)
+class TimeReport:
+    """`kinds`: every HIT of a kind, all workers together; `workers`: per worker and kind;
+    `speeders`: the flagged workers, each with why."""
+
+    kinds: dict[Hashable, HitTimes]
+    workers: dict[Hashable, dict[Hashable, HitTimes]]
+    speeders: dict[Hashable, str]
+
+
+def time_report(
+    times: Iterable[tuple[WorkerT, Hashable, float]], fraction: float = 1 / 3, min_hits: int = 3
+) -> TimeReport:
+    """Time on task from `(worker, kind, seconds)`, one per HIT: the median per kind of HIT
+    (a Likert HIT and an ordering take different times) and per worker and kind. A speeder
+    is a worker whose median on a kind, over ≥ `min_hits` HITs, is below `fraction` of that
+    kind's median over every HIT — the usual speeding rule of survey research, relative to
+    the median. It is a flag for review, not evidence of bad answers on its own."""
+    rows = list(times)
+    workers, kinds, seconds = columns(rows, 3)
+    worker, worker_keys = factorize(workers)
+    kind, kind_keys = factorize(kinds)
+    value = np.asarray(seconds, dtype=float)
+    if not np.isfinite(value).all():
+        raise ValueError("times must be finite numbers")
+    kind_medians = _group_medians(kind, value, len(kind_keys))
+    cell_medians = _group_medians(worker * len(kind_keys) + kind, value, len(worker_keys) * len(kind_keys))
+    report = TimeReport(
+        kinds={key: HitTimes(*kind_medians[code]) for code, key in enumerate(kind_keys)},
+        workers={key: {} for key in worker_keys},
+        speeders={},
+    )
+    for cell, (median, hits) in cell_medians.items():
+        code, kind_code = divmod(cell, len(kind_keys))
+        worker_key, kind_key = worker_keys[code], kind_keys[kind_code]
+        report.workers[worker_key][kind_key] = HitTimes(median, hits)
+        typical = kind_medians[kind_code][0]
+        if hits >= min_hits and median < fraction * typical and worker_key not in report.speeders:
+            report.speeders[worker_key] = (
+                f"median {median:.1f} s per {kind_key} HIT over {hits} HITs, below {fraction:.2g} × "
+                f"the campaign's median of {typical:.1f} s"
+            )
+    return report
+
+
+def _group_medians(group: np.ndarray, value: np.ndarray, groups: int) -> dict[int, tuple[float, int]]:
+    """{group code: (median, n)} for the groups that have values."""
+    order = np.lexsort((value, group))
+    ordered = value[order]
+    counts = np.bincount(group, minlength=groups)
+    starts = np.cumsum(counts) - counts
+    present = np.flatnonzero(counts)
+    low = ordered[starts[present] + (counts[present] - 1) // 2]
+    high = ordered[starts[present] + counts[present] // 2]
+    return {int(code): (float((a + b) / 2), int(counts[code])) for code, a, b in zip(present, low, high)}
+
+
 def exclusions(
     labels: Iterable[tuple[WorkerT, ItemT, float]],
     traps: Mapping[ItemT, str] | None = None,
     votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
     max_label_share: float = 0.05,
-    min_items: int = 5,
+    min_items: int = 10,
     *,
     fail_at: float = 3,
     max_r: float = 0.5,
     max_agreement: float = 0.6,
-    untouched: Mapping[WorkerT, int] | None = None,
+    min_traps: int = 2,
+    min_orderings: int = 3,
+    orderings: Mapping[WorkerT, int] | None = None,
+    untouched_orderings: Mapping[WorkerT, int] | None = None,
+    max_untouched_share: float = 0.5,
 ) -> set[WorkerT]:
     """The workers to exclude from aggregation; see `exclusion_reasons` for the rules."""
     return set(
@@ -227,7 +315,11 @@ def exclusions(
             fail_at=fail_at,
             max_r=max_r,
             max_agreement=max_agreement,
-            untouched=untouched,
+            min_traps=min_traps,
+            min_orderings=min_orderings,
+            orderings=orderings,
+            untouched_orderings=untouched_orderings,
+            max_untouched_share=max_untouched_share,
         )
     )
 
@@ -237,19 +329,24 @@ def exclusion_reasons(
     traps: Mapping[ItemT, str] | None = None,
     votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
     max_label_share: float = 0.05,
-    min_items: int = 5,
+    min_items: int = 10,
     *,
     fail_at: float = 3,
     max_r: float = 0.5,
     max_agreement: float = 0.6,
-    untouched: Mapping[WorkerT, int] | None = None,
+    min_traps: int = 2,
+    min_orderings: int = 3,
+    orderings: Mapping[WorkerT, int] | None = None,
+    untouched_orderings: Mapping[WorkerT, int] | None = None,
+    max_untouched_share: float = 0.5,
 ) -> dict[WorkerT, str]:
     """Workers to exclude, each with the reason, in the order they were chosen. `traps`
     maps trap items to their kind (None or {} when there are none).
 
-    After Falke & Gurevych (2017), who removed the worst workers, at most 5 % of labels:
-    1. Traps: a worker who saw ≥ 2 trap labels and failed (score ≥ `fail_at`) at least half
-       of them. Traps are evidence, so this step has no cap.
+    After Falke & Gurevych (2017), who removed the worst workers, at most 5 % of labels. No
+    rule judges a worker on less than its minimum of evidence:
+    1. Traps: a worker who saw ≥ `min_traps` trap labels and failed (score ≥ `fail_at`) at
+       least half of them. Traps are evidence, so this step has no cap.
     2. Likert: leave-one-out r on the non-trap labels of the workers still in. Judged are
        workers with r defined, ≥ `min_items` shared items and r < `max_r` (a floor, so good
        workers are never excluded to fill a quota). A worker whose scores are constant on
@@ -259,13 +356,19 @@ def exclusion_reasons(
        workers — step 1's too — stay ≤ `max_label_share` of all labels; it stops at the
        first worker that would exceed the cap rather than skipping to a smaller one, so
        the worst go first.
-    3. Comparisons: the same with `comparison_agreement` on the votes of the workers still
-       in, `max_agreement` as the floor, `min_items` applied to countable votes, and the
-       cap on the share of all votes held by every excluded worker.
-    `untouched` maps a worker to the number of pairwise votes that came from orderings
-    they submitted untouched (10 per five-item ordering). Such votes carry no judgement:
-    leave them out of `votes`; each counts here as a countable vote that disagrees, and
-    as a vote in the cap's totals.
+    3. Untouched orderings: a worker with ≥ `min_orderings` orderings of whom more than
+       `max_untouched_share` were submitted in the order shown (`untouched_orderings`).
+       The shown order is shuffled, so an ordering submitted untouched carries no
+       judgement; one now and then is allowed (the instructions say so), most of them is
+       not reading. Uncapped, like traps; their votes in `votes` count toward the cap.
+    4. Comparisons: `comparison_agreement` on the votes of the workers still in, judged
+       with ≥ `min_orderings` orderings in `orderings` (the orderings whose pairwise votes
+       are in `votes`) and a countable vote, `max_agreement` as the floor, and the cap on
+       the share of all votes held by every excluded worker. The C(n, 2) votes of one
+       n-item ordering are one judgement, so evidence is counted in orderings; when
+       `orderings` is None (votes not from orderings), in countable votes (≥ `min_items`).
+    Leave the votes of untouched orderings out of `votes`: they are neither agreement nor
+    disagreement, and count nowhere but in rule 3.
     """
     if not 0 <= max_label_share <= 1:
         raise ValueError(f"max_label_share must be within [0, 1], not {max_label_share}")
@@ -274,7 +377,7 @@ def exclusion_reasons(
     reasons: dict[WorkerT, str] = {}
 
     seen, failed = _trap_counts(table, traps, fail_at)
-    for code in np.flatnonzero((seen >= 2) & (2 * failed >= seen)):
+    for code in np.flatnonzero((seen >= max(min_traps, 1)) & (2 * failed >= seen)):
         reasons[table.workers[code]] = f"failed {failed[code]} of {seen[code]} traps (score ≥ {fail_at:g})"
 
     trap_excluded = np.array([worker in reasons for worker in table.workers], bool)
@@ -298,30 +401,40 @@ def exclusion_reasons(
         ),
     )
 
-    untouched = untouched or {}
+    untouched_orderings = untouched_orderings or {}
+    for worker, untouched in untouched_orderings.items():
+        total = untouched + (orderings or {}).get(worker, 0)
+        if worker not in reasons and untouched and total >= min_orderings and untouched > max_untouched_share * total:
+            reasons[worker] = f"submitted {untouched} of {total} orderings in the order shown (untouched)"
+
     ballots = vote_table(votes)
-    workers = list(dict.fromkeys([*ballots.workers, *untouched]))
-    idle = np.array([untouched.get(worker, 0) for worker in workers], float)
+    workers = ballots.workers
     excluded = np.array([worker in reasons for worker in workers], bool)
     agree, countable = _comparison_counts(ballots.subset(~excluded[ballots.worker]), len(workers))
-    countable = countable + idle
+    if orderings is None:
+        evidence = countable >= min_items
+    else:
+        evidence = (countable > 0) & np.array([orderings.get(worker, 0) >= min_orderings for worker in workers], bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         agreement = agree / countable
     _add_worst(
         reasons,
         workers,
         agreement,
-        judged=~excluded & (countable >= min_items) & (agreement < max_agreement),
-        load=np.bincount(ballots.worker, minlength=len(workers)) + idle,
-        cap=max_label_share * (len(ballots.worker) + idle.sum()),
+        judged=~excluded & evidence & (agreement < max_agreement),
+        load=np.bincount(ballots.worker, minlength=len(workers)),
+        cap=max_label_share * len(ballots.worker),
         describe=lambda code: (
-            f"comparison agreement {agreement[code]:.2f} on "
-            f"{countable[code]:.0f} votes ({idle[code]:.0f} untouched), "
-            f"below {max_agreement:g}; worst first within "
+            f"comparison agreement {agreement[code]:.2f} on {countable[code]:.0f} votes"
+            f"{_orderings_note(orderings, workers[code])}, below {max_agreement:g}; worst first within "
             f"{max_label_share:.0%} of votes"
         ),
     )
     return reasons
+
+
+def _orderings_note(orderings: Mapping[Any, int] | None, worker: Hashable) -> str:
+    return "" if orderings is None else f" from {orderings.get(worker, 0)} orderings"
 
 
 def _add_worst(

@@ -115,7 +115,10 @@ class ParticipantLinkSerializer(serializers.ModelSerializer):
         fields = ["id", "kind", "label", "url", "revoked", "revoked_at", "created_at", "sessions", "tasks_done"]
         read_only_fields = fields
 
-    def get_url(self, link) -> str:
+    def get_url(self, link) -> str | None:
+        """The link's address, for editors only: a personal link is its participant's identity."""
+        if not self.context.get("may_edit", False):
+            return None
         return link_url(link)
 
 

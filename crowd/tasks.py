@@ -5,16 +5,24 @@ botocore's own retries are retried here with exponential backoff and jitter; eve
 run committed before the failure stays, and the next run continues from there.
 """
 
+import logging
 from dataclasses import asdict
+from datetime import datetime
 
 from celery import shared_task
 from django.db import OperationalError
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.work.chunks import Chunk
 from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish
-from crowd.work.sync import channels_sync
+from crowd.work.sync import channels_sync, chunk_sync
+
+logger = logging.getLogger(__name__)
+# A chunk task older than this has long been done by its pass: the queue drops it unrun.
+CHUNK_EXPIRES = 3600
 
 RETRYING = {
     "autoretry_for": (MarketplaceUnavailable,),
@@ -29,7 +37,34 @@ RETRYING = {
 def sync_open_hits() -> dict:
     """Every channel's open HITs reconciled, nothing else (the `sync_hits` command's job; the
     beat runs the whole loop, ranking.tasks.run_loop)."""
-    return channels_sync()
+    return channels_sync(dispatch=sync_chunks_dispatch)
+
+
+@shared_task(acks_late=False)
+def sync_chunk(run: int, index: int, hit_ids: list[int], now: str) -> None:
+    """A worker's share of a sync pass: the pass waits for it, or does the chunk itself if
+    this task never runs, fails or dies (crowd.work.chunks); so no retries here, and a
+    message lost with its worker costs nothing."""
+    chunk_sync(chunk=Chunk(run=run, index=index, hit_ids=hit_ids), now=datetime.fromisoformat(now))
+
+
+def sync_chunks_dispatch(chunks: list[Chunk], now: datetime) -> int:
+    """A `sync_chunk` task per chunk, for the pass's Dispatch; how many were enqueued. None
+    when Celery runs eagerly (no other process to share with) and none after the broker
+    failed: the pass does the rest itself."""
+    if sync_chunk.app.conf.task_always_eager:
+        return 0
+    sent = 0
+    for chunk in chunks:
+        try:
+            sync_chunk.apply_async(
+                (chunk.run, chunk.index, chunk.hit_ids, now.isoformat()), retry=False, expires=CHUNK_EXPIRES
+            )
+        except BrokerUnreachable as error:
+            logger.warning("sync chunks not handed to workers (%s): the pass does them", error)
+            break
+        sent += 1
+    return sent
 
 
 @shared_task(**RETRYING)

@@ -2,27 +2,25 @@
 campaign among those the user may see (others are a 404), call crowd.channels or
 crowd.sessions.links, render."""
 
-import json
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.campaigns import campaign_has_published, campaigns_visible_to
+from annotation.access import campaign_for_request, user_may_edit
+from annotation.campaigns import campaign_has_published
 from annotation.models import Campaign
 from config.errors import ApplicationError
 from config.spreadsheets import SpreadsheetWriter
 from crowd import channels
 from crowd.forms import ChannelForm, LinksForm
-from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.models import HIT, ParticipantLink, Study
 from crowd.sessions import links
 
 
 def _campaign(request: HttpRequest, slug: str) -> Campaign:
-    return get_object_or_404(campaigns_visible_to(request.user), slug=slug)
+    return campaign_for_request(request, slug)  # a viewer's POST is a 403 (annotation.access)
 
 
 # ---- Channel and participant links ----------------------------------------------------------------
@@ -36,14 +34,8 @@ def campaign_channel(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _channel_page(request, campaign, *, channel_form=None, links_form=None, status=200) -> HttpResponse:
-    channel_form = channel_form or ChannelForm(
-        initial={
-            "channel": campaign.channel,
-            "environment": campaign.environment,
-            "tasks_per_session": campaign.tasks_per_session,
-            "prolific_filters": _filters_text(campaign),
-        }
-    )
+    channel_form = channel_form or ChannelForm(initial=ChannelForm.initial_for(campaign))
+    may_edit = user_may_edit(request.user, campaign)
     return render(
         request,
         "crowd/channel.html",
@@ -53,7 +45,9 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
             "links_form": links_form or LinksForm(initial={"kind": ParticipantLink.Kind.PERSONAL}),
             "published": campaign_has_published(campaign),
             "published_on": _published_on(campaign),
-            "links": [(link, links.link_url(link)) for link in campaign.participant_links.all()],
+            # A personal link is its participant's identity: its address only for editors.
+            "links": [(link, links.link_url(link) if may_edit else None) for link in campaign.participant_links.all()],
+            "may_edit": may_edit,
             "participants": links.participants(campaign=campaign),
             "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
         },
@@ -63,13 +57,13 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
 
 def _published_on(campaign) -> list[str]:
     """The channels the campaign's HITs were published on, read from the HITs themselves."""
-    channels_used = HIT.objects.filter(task__batch__topic__campaign=campaign).values_list("channel", flat=True)
-    return [Campaign.Channel(channel).label for channel in sorted(set(channels_used))]
-
-
-def _filters_text(campaign) -> str:
-    filters = campaign_prolific_filters(campaign)
-    return json.dumps(filters, indent=2) if filters else ""
+    channels_used = (
+        HIT.objects.filter(task__batch__topic__campaign=campaign)
+        .order_by("channel")
+        .values_list("channel", flat=True)
+        .distinct()
+    )
+    return [Campaign.Channel(channel).label for channel in channels_used]
 
 
 @login_required
@@ -123,8 +117,9 @@ def link_revoke(request: HttpRequest, slug: str, link_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def links_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    """Every link with its address, to mail out: label, kind, URL, revoked."""
-    campaign = _campaign(request, slug)
+    """Every link with its address, to mail out: label, kind, URL, revoked. Editors only: a
+    personal link is its participant's identity."""
+    campaign = campaign_for_request(request, slug, edit=True)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
     writer = SpreadsheetWriter(response)

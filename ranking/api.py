@@ -1,6 +1,7 @@
-"""REST endpoints of the ranking app: a topic's ranking as JSON and as a download (thin)."""
+"""REST endpoints of the ranking app: a topic's ranking as JSON and as a download, and every
+topic of a campaign in one zip (thin)."""
 
-from django.http import HttpResponse
+from django.http import FileResponse, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -9,14 +10,17 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api import TopicScoped
+from annotation.api import CampaignScoped, TopicScoped
 from ranking import export
+from ranking.bundle import bundle_filename, campaign_bundle_file
+from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
 from ranking.serializers import ExportQuerySerializer, RankingQuerySerializer, TopicRankingSerializer
 
 EXPORT_CONTENT_TYPES = {
     "csv": "text/csv",
     "tsv": "text/tab-separated-values",
     "jsonl": "application/jsonl",
+    export.CONCEPT_MAP_EXTENSION: "text/plain",
 }
 
 
@@ -45,7 +49,9 @@ class ExportFormatNegotiation(DefaultContentNegotiation):
 
 
 class TopicExportView(TopicScoped, APIView):
-    """The topic's ranking as a CSV, TSV or JSON Lines download (the columns of `export_ranking`)."""
+    """The topic's ranking as a CSV, TSV or JSON Lines download (the columns of `export_ranking`),
+    or its concept map as a `.cmap` file (`format=cmap`): `subject<TAB>relation<TAB>object`, one
+    proposition per line, no header — the format of the corpus's evaluation scripts."""
 
     content_negotiation_class = ExportFormatNegotiation
     renderer_classes = [JSONRenderer]
@@ -60,7 +66,27 @@ class TopicExportView(TopicScoped, APIView):
         query = self.validated_query(ExportQuerySerializer)
         fmt = query["format"]
         response = HttpResponse(content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8")
-        filename = f"{self.campaign.slug}-{topic.key}-ranking.{fmt}"
+        if fmt == export.CONCEPT_MAP_EXTENSION:
+            filename = f"{self.campaign.slug}-{topic.key}.{fmt}"
+            export.write_concept_map(topic=topic, stream=response, top=query.get("top") or TOP_FOR_CONCEPT_MAPS)
+        else:
+            filename = f"{self.campaign.slug}-{topic.key}-ranking.{fmt}"
+            export.write_rows(export.ranking_rows(topic=topic, top=query.get("top")), fmt, response)
         response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
-        export.write_rows(export.ranking_rows(topic=topic, top=query.get("top")), fmt, response)
         return response
+
+
+class CampaignExportView(CampaignScoped, APIView):
+    """Every topic of the campaign in one zip: per topic the ranking (CSV, spreadsheet-safe, and
+    TSV, exact), the raw labels (CSV) and the concept map (`.cmap`, exact), with a README.txt
+    saying which file is which. The dashboard's "Download every topic (zip)"."""
+
+    content_negotiation_class = ExportFormatNegotiation
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(tags=["rankings"], responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    def get(self, request, campaign_slug):
+        archive = campaign_bundle_file(campaign=self.campaign)
+        return FileResponse(
+            archive, as_attachment=True, filename=bundle_filename(self.campaign), content_type="application/zip"
+        )

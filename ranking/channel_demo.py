@@ -10,6 +10,7 @@ batch — until every topic is done.
 
 from collections.abc import Callable
 from typing import TypedDict
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 
@@ -18,8 +19,9 @@ from annotation.models import Campaign, Proposition, Topic
 from crowd.channels import channel_set
 from crowd.models import Study
 from crowd.sessions import links
+from crowd.simulation.hits import SimulationReport
 from crowd.simulation.sessions import links_simulate, prolific_simulate
-from ranking.demo import DemoReport, topic_statuses
+from ranking.demo import DemoReport, RoundProgress, answers_reporter, topic_statuses
 from ranking.workflow import loop_run, topic_round_publish
 
 MAX_IDLE_ROUNDS = 3
@@ -30,9 +32,11 @@ class _Crowd(TypedDict):
 
     workers: int
     spammers: float
-    seed: int
+    seed: int  # the crowd: the same people every round
+    round_number: int  # what reshuffles their order and noise
     latent: dict[int, float]
     traps: list[int]
+    on_submit: Callable[[SimulationReport], None] | None
 
 
 def local_prolific_starter(base_url: str):
@@ -52,6 +56,17 @@ def local_prolific_starter(base_url: str):
     return start
 
 
+def local_prolific_returner(base_url: str):
+    """Return a participant's submission on the local Prolific endpoint, as the participant
+    would on Prolific when our page asks them to; the study URL names it (its SESSION_ID)."""
+
+    def give_back(http: requests.Session, study_url: str) -> None:
+        [submission_id] = parse_qs(urlsplit(study_url).query)["SESSION_ID"]
+        http.post(f"{base_url}/localprolific/_control/submissions/{submission_id}/return", timeout=30)
+
+    return give_back
+
+
 def channel_demo_run(
     *,
     campaign: Campaign,
@@ -62,7 +77,9 @@ def channel_demo_run(
     spammers: float = 0.1,
     seed: int = 2017,
     on_round: Callable[[DemoReport], None] | None = None,
+    on_answers: Callable[[RoundProgress], None] | None = None,
 ) -> DemoReport:
+    """As ranking.demo.demo_run, on a session channel."""
     channel_set(campaign=campaign, channel=channel, environment=Campaign.Environment.LOCAL)
     if channel == "prolific":
         # Prolific pays at least its hourly minimum: 10 tasks of ~45 s for $1.20 is $9.60 an hour.
@@ -82,9 +99,11 @@ def channel_demo_run(
         crowd: _Crowd = {
             "workers": workers,
             "spammers": spammers,
-            "seed": seed + report.rounds,
+            "seed": seed,
+            "round_number": report.rounds,
             "latent": latent,
             "traps": traps,
+            "on_submit": answers_reporter(campaign, on_answers),
         }
         if link is not None:
             work = links_simulate(link_url=links.link_url(link), **crowd)
@@ -92,7 +111,12 @@ def channel_demo_run(
             # Every study still open: Prolific turns away whoever took it before, and a full one.
             studies = Study.objects.filter(batch__topic__campaign=campaign, batch__status="published")
             open_ids = list(studies.exclude(study_id="").values_list("study_id", flat=True))
-            work = prolific_simulate(start_participant=local_prolific_starter(base_url), study_ids=open_ids, **crowd)
+            work = prolific_simulate(
+                start_participant=local_prolific_starter(base_url),
+                return_study=local_prolific_returner(base_url),
+                study_ids=open_ids,
+                **crowd,
+            )
         loop_run()
         report.rounds += 1
         report.submitted += work.submitted

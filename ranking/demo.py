@@ -10,6 +10,7 @@ is done.
 """
 
 import csv
+import errno
 import io
 import math
 import socket
@@ -23,12 +24,15 @@ from typing import Any, cast
 from django.conf import settings
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler, get_internal_wsgi_application
 from django.db import transaction
+from django.db.models import Sum
 
 from annotation.campaigns import campaign_create
 from annotation.importing.importers import propositions_import
-from annotation.models import Campaign, Proposition, Topic
-from crowd.models import HIT
-from crowd.simulation.hits import crowd_simulate
+from annotation.models import Batch, Campaign, Proposition, Task, Topic
+from config.errors import ApplicationError
+from crowd.models import HIT, Assignment
+from crowd.sessions import links
+from crowd.simulation.hits import SimulationReport, crowd_simulate
 from ranking import stats
 from ranking.export import ranking_rows
 from ranking.models import RankingSnapshot
@@ -54,6 +58,38 @@ class DemoReport:
     statuses: list[TopicStatus] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RoundProgress:
+    """How far the crowd is through one round: `answers` of the `expected` it still lacked."""
+
+    what: str  # "Likert round", "comparison batch 3"
+    answers: int
+    expected: int
+
+
+def round_work(campaign: Campaign) -> tuple[str, int]:
+    """What the campaign's published batches are, and how many answers they still lack."""
+    batches = Batch.objects.filter(topic__campaign=campaign, status=Batch.Status.PUBLISHED)
+    numbers = sorted(set(batches.filter(kind=Batch.Kind.COMPARISON).values_list("number", flat=True)))
+    if batches.filter(kind=Batch.Kind.LIKERT).exists():
+        what = "Likert round"
+    else:
+        what = "comparison batch " + "/".join(str(number) for number in numbers) if numbers else "no batch"
+    tasks = Task.objects.filter(batch__in=batches, hit__isnull=False)
+    needed = tasks.aggregate(n=Sum("assignments_needed"))["n"] or 0
+    return what, max(0, needed - Assignment.objects.filter(task__in=tasks).count())
+
+
+def answers_reporter(
+    campaign: Campaign, on_answers: Callable[[RoundProgress], None] | None
+) -> Callable[[SimulationReport], None] | None:
+    """The simulated crowd's `on_submit` for one round: `on_answers` with the round's figures."""
+    if on_answers is None:
+        return None
+    what, expected = round_work(campaign)
+    return lambda work: on_answers(RoundProgress(what, work.submitted, expected))
+
+
 class _QuietHandler(WSGIRequestHandler):
     def setup(self):
         super().setup()
@@ -65,24 +101,40 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def server_start(port: int) -> ThreadedWSGIServer:
-    """Serve the project on 127.0.0.1:`port` from a daemon thread."""
-    server = ThreadedWSGIServer(("127.0.0.1", port), _QuietHandler)
+class PortBusy(ApplicationError):
+    code = "port_busy"
+
+
+def server_start(port: int, *, name: str = "demo-server") -> ThreadedWSGIServer:
+    """Serve the project on 127.0.0.1:`port` from a daemon thread; PortBusy when something
+    else listens there already."""
+    try:
+        server = ThreadedWSGIServer(("127.0.0.1", port), _QuietHandler)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise PortBusy(
+            f"Port {port} is in use: another `make serve` or `make demo`, or another program, listens on "
+            f"127.0.0.1:{port}. Stop it, or choose another port: PORT={port + 1} (make serve PORT={port + 1}, "
+            f"make demo PORT={port + 1})."
+        ) from None
     server.set_app(get_internal_wsgi_application())
-    threading.Thread(target=server.serve_forever, name="demo-server", daemon=True).start()
+    threading.Thread(target=server.serve_forever, name=name, daemon=True).start()
     return server
 
 
 @transaction.atomic
 def demo_campaign_create(
-    *, owner, slug: str = "demo", per_topic: int | None = None
+    *, owner, channel: str, slug: str = "demo", per_topic: int | None = None
 ) -> tuple[Campaign, dict[int, float]]:
-    """A fresh demo campaign from the shipped sample; returns it with the crowd's latent truth.
+    """A fresh demo campaign on `channel` from the shipped sample; returns it with the crowd's
+    latent truth.
 
     `per_topic` keeps only the first N propositions of each topic (the quick variant).
     """
     Campaign.objects.filter(slug=slug).delete()
     options: dict[str, Any] = {
+        "channel": channel,
         "environment": Campaign.Environment.LOCAL,
         "budget_cap": "200.00",
     }
@@ -119,6 +171,45 @@ def demo_campaign_create(
     return campaign, latent
 
 
+TRYOUT_CONSENT = """This is a rehearsal of a study, run on your own machine by `make demo`.
+
+You will read a few short statements about a topic and rate how important each one is for learning about it. Nothing you enter leaves this computer; your answers are stored in the demo's database (var/demo.sqlite3) together with the time you agreed to this page.
+
+A real study would say here who runs it, what it is for, what is recorded and for how long, that taking part is voluntary and can be stopped at any time, and whom to contact."""
+
+
+@transaction.atomic
+def tryout_link_create(*, owner, slug: str = "demo-try", tasks: int = 3) -> str:
+    """A small campaign on participant links for a newcomer to try in a browser: `tasks` Likert
+    HITs of the sample's first topic, a consent page, one personal link. Its URL."""
+    Campaign.objects.filter(slug=slug).delete()
+    campaign = campaign_create(
+        slug=slug,
+        name="Try it yourself: a participant session",
+        owner=owner,
+        description="A few Likert HITs of the shipped sample, for a person to try; not part of the demo's ranking.",
+        channel=Campaign.Channel.LINKS,
+        tasks_per_session=tasks,
+        assignments_per_hit=1,
+        trap_rate=0,
+        consent_text=TRYOUT_CONSENT,
+    )
+    first_topic = _sample_rows(None)[0]["topic"]
+    rows = [row for row in _sample_rows(None) if row["topic"] == first_topic][: tasks * campaign.likert_group_size]
+    with (SAMPLES / "topics.tsv").open(encoding="utf-8") as handle:
+        topics = [row for row in csv.DictReader(handle, delimiter="\t") if row["key"] == first_topic]
+    propositions_import(
+        campaign=campaign,
+        source=_tsv_bytes(rows),
+        filename="propositions.tsv",
+        topics_source=_tsv_bytes(topics),
+        topics_filename="topics.tsv",
+        user=owner,
+    )
+    topic_round_publish(topic=campaign.topics.get(key=first_topic), kind="likert")
+    return links.link_url(links.link_create(campaign=campaign, label="you (make demo)"))
+
+
 def _sample_rows(per_topic: int | None) -> list[dict]:
     with (SAMPLES / "propositions.tsv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
@@ -150,8 +241,11 @@ def demo_run(
     spammers: float = 0.1,
     seed: int = 2017,
     on_round: Callable[[DemoReport], None] | None = None,
+    on_answers: Callable[[RoundProgress], None] | None = None,
 ) -> DemoReport:
-    """Publish the Likert rounds, then let the crowd work and sync until every topic is done."""
+    """Publish the Likert rounds, then let the crowd work and sync until every topic is done.
+    The same `workers` (the crowd of `seed`) come back every round; `on_answers` hears how
+    far a round is, `on_round` how it ended."""
     for topic in campaign.topics.order_by("key"):
         topic_round_publish(topic=topic, kind="likert")
     traps = list(
@@ -168,10 +262,12 @@ def demo_run(
             localturk_url=localturk_url,
             workers=workers,
             spammers=spammers,
-            seed=seed + report.rounds,
+            seed=seed,
+            round_number=report.rounds,
             latent=latent,
             traps=traps,
             hit_ids=open_hits,
+            on_submit=answers_reporter(campaign, on_answers),
         )
         loop_run()
         report.rounds += 1
@@ -180,6 +276,7 @@ def demo_run(
         idle = idle + 1 if work.submitted == 0 else 0
         if on_round:
             on_round(report)
+    loop_run()  # the last round's answers were reviewed after its sync: approve them now
     return report
 
 

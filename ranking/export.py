@@ -9,12 +9,20 @@ exclusion flag).
 import csv
 import json
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
+
+from django.db.models import Case, Count, F, Q, QuerySet, Value, When, Window
+from django.db.models.expressions import OrderBy
+from django.db.models.functions import Coalesce, Rank, RowNumber
 
 from annotation.models import Proposition, Topic
 from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
 from ranking.models import PropositionScore
+
+if TYPE_CHECKING:  # for mypy's Django plugin only: the annotations of `ranked_with_ties`
+    from django_stubs_ext import WithAnnotations
 
 FORMATS = ("csv", "tsv", "jsonl")
 RANKING_COLUMNS = (
@@ -32,6 +40,8 @@ RANKING_COLUMNS = (
     "conservative",
     "comparisons",
     "in_comparisons",
+    "tie_rank",
+    "tie_size",
 )
 LIKERT_COLUMNS = ("kind", "topic", "proposition_id", "worker", "assignment", "submitted_at", "score", "excluded")
 COMPARISON_COLUMNS = (
@@ -43,50 +53,113 @@ COMPARISON_COLUMNS = (
     "assignment",
     "submitted_at",
     "untouched",
+    "shown_order",
     "excluded",
 )
+LABEL_COLUMNS = tuple(dict.fromkeys(LIKERT_COLUMNS + COMPARISON_COLUMNS))  # both kinds in one file
+# The concept-map file is in the format of the corpus's evaluation scripts (Falke & Gurevych
+# 2017): `subject<TAB>relation<TAB>object`, one proposition per line, no header, named `.cmap`.
+CONCEPT_MAP_EXTENSION = "cmap"
+CONCEPT_MAP_CONTENT_TYPE = "text/plain; charset=utf-8"
 
 
-def _sort_key(score: PropositionScore | None, proposition: Proposition):
-    if score is not None and score.in_comparisons and score.mu is not None:
-        return (0, -score.mu, score.sigma or 0.0, proposition.pk)
-    likert = score.likert_mean if score is not None and score.likert_mean is not None else float("-inf")
-    return (1, -likert, 0.0, proposition.pk)
+def ranking_order() -> list[OrderBy | str]:
+    """The one definition of the ranking's order, over propositions with their scores joined.
+
+    Compared propositions (in the comparison rounds, with a μ) come first by μ descending,
+    then σ ascending; the rest follow by Likert mean descending, unrated last; ties by id."""
+    return [*ranking_key(), "pk"]
+
+
+def ranking_key() -> list[OrderBy]:
+    """`ranking_order` without its last resort, the id: propositions equal on all of it are
+    tied (same μ and σ, or, outside the comparisons, the same Likert mean or none)."""
+    compared = Q(score__in_comparisons=True, score__mu__isnull=False)
+    return [
+        Case(When(compared, then=Value(0)), default=Value(1)).asc(),
+        Case(When(compared, then=F("score__mu"))).desc(nulls_last=True),
+        Case(When(compared, then=Coalesce(F("score__sigma"), Value(0.0)))).asc(),
+        Case(When(~compared, then=F("score__likert_mean"))).desc(nulls_last=True),
+    ]
+
+
+def ranked_propositions(*, topic: Topic) -> QuerySet[Proposition]:
+    """The topic's propositions (traps left out), best first (`ranking_order`), with their
+    scores joined: for the exports, the page and the stored ranks."""
+    return (
+        Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE)
+        .select_related("score")
+        .order_by(*ranking_order())
+    )
+
+
+class Tie(NamedTuple):
+    """Where a proposition stands among those equal to it on `ranking_key`."""
+
+    rank: int  # the rank the tied propositions share: the best of theirs (1, 2, 2, 4)
+    size: int  # how many share it; 1 when the proposition is tied with none
+
+
+class Place(TypedDict):
+    position: int
+    tie_rank: int
+    tie_size: int
+
+
+def ranked_with_ties(*, topic: Topic) -> "QuerySet[WithAnnotations[Proposition, Place]]":
+    """`ranked_propositions` numbered over the whole topic by the database: `position` (its
+    rank, 1, 2, 3, ...), `tie_rank` and `tie_size` (`Tie`). Keep a part by slicing: SQL
+    numbers the rows before LIMIT and OFFSET take theirs (a filter would apply before)."""
+    key = ranking_key()
+    return ranked_propositions(topic=topic).annotate(
+        position=Window(RowNumber(), order_by=ranking_order()),
+        tie_rank=Window(Rank(), order_by=key),
+        tie_size=Window(Count("pk"), partition_by=[order.expression for order in key]),
+    )
+
+
+def ranking_ties(*, topic: Topic, first: int, last: int) -> dict[int, Tie]:
+    """The ties of the propositions ranked `first` to `last`, by proposition id: one query."""
+    rows = ranked_with_ties(topic=topic)[max(0, first - 1) : max(0, last)]
+    return {pk: Tie(rank, size) for pk, rank, size in rows.values_list("pk", "tie_rank", "tie_size")}
+
+
+def ranking_row(*, topic: Topic, rank: int, proposition: Proposition, tie: Tie | None = None) -> dict:
+    """One line of the ranking: the proposition at `rank` with its stored scores, and its
+    `tie` (None: tied with none)."""
+    # A missing reverse one-to-one raises an AttributeError subclass, so getattr gives None.
+    score: PropositionScore | None = getattr(proposition, "score", None)
+    mu = score.mu if score is not None and score.in_comparisons else None
+    sigma = score.sigma if score is not None and score.in_comparisons else None
+    return {
+        "topic": topic.key,
+        "rank": rank,
+        "id": proposition.pk,
+        "external_id": proposition.external_id,
+        "subject": proposition.subject,
+        "relation": proposition.relation,
+        "object": proposition.object,
+        "likert_mean": _round(score.likert_mean if score else None),
+        "likert_n": score.likert_n if score else 0,
+        "mu": _round(mu),
+        "sigma": _round(sigma),
+        "conservative": _round(mu - 3 * sigma if mu is not None and sigma is not None else None),
+        "comparisons": score.comparisons if score else 0,
+        "in_comparisons": bool(score and score.in_comparisons),
+        "tie_rank": tie.rank if tie else rank,
+        "tie_size": tie.size if tie else 1,
+    }
 
 
 def ranking_rows(*, topic: Topic, top: int | None = None) -> list[dict]:
-    """The ranked propositions of a topic (traps left out), best first."""
-    propositions = list(
-        Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE).select_related("score")
-    )
-    # A missing reverse one-to-one raises an AttributeError subclass, so getattr gives None.
-    scored = [(getattr(p, "score", None), p) for p in propositions]
-    scored.sort(key=lambda pair: _sort_key(*pair))
-    rows = []
-    for rank, (score, proposition) in enumerate(scored, start=1):
-        mu = score.mu if score is not None and score.in_comparisons else None
-        sigma = score.sigma if score is not None and score.in_comparisons else None
-        rows.append(
-            {
-                "topic": topic.key,
-                "rank": rank,
-                "id": proposition.pk,
-                "external_id": proposition.external_id,
-                "subject": proposition.subject,
-                "relation": proposition.relation,
-                "object": proposition.object,
-                "likert_mean": _round(score.likert_mean if score else None),
-                "likert_n": score.likert_n if score else 0,
-                "mu": _round(mu),
-                "sigma": _round(sigma),
-                "conservative": _round(mu - 3 * sigma if mu is not None and sigma is not None else None),
-                "comparisons": score.comparisons if score else 0,
-                "in_comparisons": bool(score and score.in_comparisons),
-            }
-        )
-        if top is not None and rank >= top:
-            break
-    return rows
+    """The ranked propositions of a topic (traps left out), best first, with their ties
+    (counted over the whole topic, so a tie that the `top` cut splits says so)."""
+    propositions = ranked_with_ties(topic=topic)
+    if top is not None:
+        propositions = propositions[:top]
+    return [
+        ranking_row(topic=topic, rank=p.position, proposition=p, tie=Tie(p.tie_rank, p.tie_size)) for p in propositions
+    ]
 
 
 def _round(value: float | None) -> float | None:
@@ -95,46 +168,59 @@ def _round(value: float | None) -> float | None:
 
 def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     """Every Likert label and comparison vote of the topic that its channel confirmed
-    (`crowd.models.confirmed`); rejected ones are marked excluded, pending ones are left out."""
+    (`crowd.models.confirmed`); rejected ones are marked excluded, pending ones are left out.
+    Read as plain values, a few thousand rows at a time: a topic's labels are the bulk of
+    the campaign's download, and a model instance per label, worker and assignment would
+    cost most of its time."""
     excluded = excluded_worker_ids(topic.campaign_id)
     counted = confirmed("assignment__")
+    answer = ("worker_id", "worker__external_id", "assignment__assignment_id", "assignment__submitted_at")
+    order = ("assignment__submitted_at", "assignment_id", "id")
+    rejected = Assignment.Status.REJECTED
     likert = (
         LikertLabel.objects.filter(counted, proposition__topic=topic)
-        .select_related("worker", "assignment")
-        .order_by("assignment__submitted_at", "assignment_id", "id")
+        .order_by(*order)
+        .values_list(*answer, "assignment__status", "proposition_id", "score")
     )
-    for label in likert.iterator(chunk_size=2000):
+    for worker_id, worker, assignment, submitted_at, status, proposition_id, score in likert.iterator(chunk_size=5000):
         yield {
             "kind": "likert",
             "topic": topic.key,
-            "proposition_id": label.proposition_id,
-            "worker": label.worker.external_id,
-            "assignment": label.assignment.assignment_id,
-            "submitted_at": label.assignment.submitted_at.isoformat(),
-            "score": label.score,
-            "excluded": label.worker_id in excluded or label.assignment.status == Assignment.Status.REJECTED,
+            "proposition_id": proposition_id,
+            "worker": worker,
+            "assignment": assignment,
+            "submitted_at": submitted_at.isoformat(),
+            "score": score,
+            "excluded": worker_id in excluded or status == rejected,
         }
     votes = (
         Comparison.objects.filter(counted, winner__topic=topic)
-        .select_related("worker", "assignment")
-        .order_by("assignment__submitted_at", "assignment_id", "id")
+        .order_by(*order)
+        .values_list(
+            *answer, "assignment__status", "winner_id", "loser_id", "assignment__untouched", "assignment__shown_order"
+        )
     )
-    for vote in votes.iterator(chunk_size=2000):
+    for worker_id, worker, assignment, submitted_at, status, winner_id, loser_id, untouched, shown in votes.iterator(
+        chunk_size=5000
+    ):
         yield {
             "kind": "comparison",
             "topic": topic.key,
-            "winner_id": vote.winner_id,
-            "loser_id": vote.loser_id,
-            "worker": vote.worker.external_id,
-            "assignment": vote.assignment.assignment_id,
-            "submitted_at": vote.assignment.submitted_at.isoformat(),
-            "untouched": vote.assignment.untouched,
-            "excluded": vote.worker_id in excluded or vote.assignment.status == Assignment.Status.REJECTED,
+            "winner_id": winner_id,
+            "loser_id": loser_id,
+            "worker": worker,
+            "assignment": assignment,
+            "submitted_at": submitted_at.isoformat(),
+            "untouched": untouched,
+            # The worker's starting order (their own shuffle), top first: ids separated by spaces.
+            "shown_order": " ".join(map(str, shown)),
+            "excluded": worker_id in excluded or status == rejected,
         }
 
 
 def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
-    """`subject<TAB>relation<TAB>object` for the top propositions, tabs inside fields folded."""
+    """The `.cmap` lines: `subject<TAB>relation<TAB>object` for the top propositions, white
+    space inside a field (tabs, line breaks) folded into single spaces."""
 
     def clean(text: str) -> str:
         return " ".join(text.split())
@@ -143,6 +229,13 @@ def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
         f"{clean(row['subject'])}\t{clean(row['relation'])}\t{clean(row['object'])}"
         for row in ranking_rows(topic=topic, top=top)
     ]
+
+
+def write_concept_map(*, topic: Topic, stream: TextSink, top: int = 50) -> int:
+    """Write the topic's `.cmap` (`concept_map_lines`, each ending in LF); returns the lines written."""
+    lines = concept_map_lines(topic=topic, top=top)
+    stream.write("".join(line + "\n" for line in lines))
+    return len(lines)
 
 
 def write_rows(rows: Iterable[dict], fmt: str, stream: TextSink, columns: tuple[str, ...] = RANKING_COLUMNS) -> int:

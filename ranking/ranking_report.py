@@ -1,42 +1,69 @@
-"""What the ranking page of a topic shows: the ranked propositions, how settled the ranking
-is (Spearman with the previous TrueSkill refit against the comparisons used), and the
-uncertainty of the top 50 (μ ± σ), as server-side SVG."""
+"""What the ranking page of a topic shows: one page of the ranked propositions (ranks are
+global), how settled the ranking is (Spearman with the previous TrueSkill refit against the
+comparisons used), and the uncertainty of the top 50 (μ ± σ), as server-side SVG. It reads
+stored scores only, in a fixed number of queries however many propositions the topic has;
+the downloads (ranking.export) hold every row."""
 
 import math
 from dataclasses import dataclass
 
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 from django.utils.safestring import SafeString
 
-from annotation.models import Topic
+from annotation.models import Proposition, Topic
 from annotation.text import proposition_text
 from crowd.qc.svg import interval_svg, line_svg
-from ranking.export import ranking_rows
+from ranking.export import ranked_propositions, ranking_row, ranking_ties
 from ranking.models import RankingSnapshot
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+
+PAGE_SIZE = 100  # propositions per page
 
 
 @dataclass(frozen=True)
 class RankingReport:
     topic: Topic
-    rows: list[dict]  # ranking.export rows, plus `text`
+    page: Page  # of the ranked propositions, best first
+    rows: list[dict]  # the page's ranking.export rows (global ranks), plus `text`
     latest: RankingSnapshot | None
     convergence_chart: SafeString
     top_chart: SafeString
 
 
-def topic_ranking_report(topic: Topic) -> RankingReport:
-    rows = [
-        {**row, "text": proposition_text(row["subject"], row["relation"], row["object"])}
-        for row in ranking_rows(topic=topic)
-    ]
-    snapshots = list(topic.snapshots.order_by("number"))
+def topic_ranking_report(topic: Topic, *, page: str | int | None = None) -> RankingReport:
+    """The report with page `page` of the ranking (the first when missing or not a number,
+    the last when past the end)."""
+    ranked = ranked_propositions(topic=topic)
+    shown = Paginator(ranked.values_list("pk", flat=True), PAGE_SIZE).get_page(page)
+    rows = _rows(topic, ranked, list(shown.object_list), first_rank=shown.start_index())
+    # The first page holds the top of the chart (PAGE_SIZE ≥ TOP_FOR_CONCEPT_MAPS); others read it.
+    top = (
+        rows
+        if shown.number == 1
+        else _rows(topic, ranked, list(ranked.values_list("pk", flat=True)[:TOP_FOR_CONCEPT_MAPS]))
+    )
+    snapshots = list(topic.snapshots.defer("ranking").order_by("number"))
     return RankingReport(
         topic=topic,
+        page=shown,
         rows=rows,
         latest=snapshots[-1] if snapshots else None,
         convergence_chart=convergence_svg(snapshots, stop=topic.campaign.stop_spearman),
-        top_chart=top_intervals_svg(rows[:TOP_FOR_CONCEPT_MAPS]),
+        top_chart=top_intervals_svg(top[:TOP_FOR_CONCEPT_MAPS]),
     )
+
+
+def _rows(topic: Topic, ranked: QuerySet[Proposition], ids: list[int], *, first_rank: int = 1) -> list[dict]:
+    """The ranking rows of `ids`, ranked from `first_rank`. The order was found on ids alone:
+    a deep page of a large topic sorts narrow rows, then reads only its own propositions."""
+    found = ranked.in_bulk(ids)
+    ties = ranking_ties(topic=topic, first=first_rank, last=first_rank + len(ids) - 1)
+    rows = (
+        ranking_row(topic=topic, rank=first_rank + offset, proposition=found[pk], tie=ties.get(pk))
+        for offset, pk in enumerate(ids)
+    )
+    return [{**row, "text": proposition_text(row["subject"], row["relation"], row["object"])} for row in rows]
 
 
 def convergence_svg(snapshots: list[RankingSnapshot], *, stop: float) -> SafeString:

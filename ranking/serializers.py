@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from annotation.text import proposition_text
-from ranking.export import FORMATS
+from ranking.export import CONCEPT_MAP_EXTENSION, FORMATS
 from ranking.models import PropositionScore, RankingSnapshot
 
 
@@ -31,6 +31,11 @@ class RankingRowSerializer(serializers.Serializer):
     conservative = serializers.FloatField(allow_null=True, help_text="μ − 3σ: a lower bound on the skill.")
     comparisons = serializers.IntegerField()
     in_comparisons = serializers.BooleanField()
+    tie_rank = serializers.IntegerField(
+        help_text="The rank shared by the propositions tied with this one (same μ and σ, or outside the "
+        "comparison rounds the same Likert mean): the best of theirs, as in 1, 2, 2, 4. Equals rank when not tied."
+    )
+    tie_size = serializers.IntegerField(help_text="How many propositions share tie_rank: 1 when not tied.")
 
     def get_text(self, row: dict) -> str:
         return proposition_text(row["subject"], row["relation"], row["object"])
@@ -51,8 +56,17 @@ class TopicRankingSerializer(serializers.Serializer):
 
 
 class RankingQuerySerializer(serializers.Serializer):
-    top = serializers.IntegerField(required=False, min_value=1, help_text="Only the best N propositions.")
+    # A bound far above any topic, so the cut stays a number the database can take.
+    top = serializers.IntegerField(
+        required=False, min_value=1, max_value=10_000_000, help_text="Only the best N propositions."
+    )
 
 
 class ExportQuerySerializer(RankingQuerySerializer):
-    format = serializers.ChoiceField(choices=FORMATS, default="csv")
+    format = serializers.ChoiceField(
+        choices=(*FORMATS, CONCEPT_MAP_EXTENSION),
+        default="csv",
+        help_text="csv (spreadsheet-safe: a text cell starting with =, +, -, @, a tab or a CR gets a leading '), "
+        "tsv or jsonl (exact text), or cmap: the concept map in the format of the corpus's evaluation scripts, "
+        "subject<TAB>relation<TAB>object per line, no header, the top 50 unless `top` says otherwise.",
+    )

@@ -7,22 +7,24 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
-from annotation.campaigns import campaigns_visible_to
+from annotation.access import campaign_for_request
 from annotation.models import Topic
 from ranking import export
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
 from ranking.ranking_report import topic_ranking_report
+from ranking.refit_votes import refit_votes
+from ranking.ties import tie_notes
 
 CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
     "tsv": "text/tab-separated-values; charset=utf-8",
     "jsonl": "application/jsonl; charset=utf-8",
 }
-LABEL_COLUMNS = tuple(dict.fromkeys(export.LIKERT_COLUMNS + export.COMPARISON_COLUMNS))
+LABEL_COLUMNS = export.LABEL_COLUMNS
 
 
 def _topic(request: HttpRequest, slug: str, key: str) -> Topic:
-    campaign = get_object_or_404(campaigns_visible_to(request.user), slug=slug)
+    campaign = campaign_for_request(request, slug)
     return get_object_or_404(campaign.topics.select_related("campaign"), key=key)
 
 
@@ -36,8 +38,14 @@ def _attachment(topic: Topic, name: str, fmt: str) -> HttpResponse:
 @login_required
 @require_GET
 def topic_ranking(request: HttpRequest, slug: str, key: str) -> HttpResponse:
-    report = topic_ranking_report(_topic(request, slug, key))
-    return render(request, "dashboard/ranking.html", {"report": report, "top": TOP_FOR_CONCEPT_MAPS})
+    report = topic_ranking_report(_topic(request, slug, key), page=request.GET.get("page"))
+    context = {
+        "report": report,
+        "top": TOP_FOR_CONCEPT_MAPS,
+        "ties": tie_notes(report.rows),
+        "votes": refit_votes(topic=report.topic, snapshot=report.latest),
+    }
+    return render(request, "dashboard/ranking.html", context)
 
 
 @login_required
@@ -63,7 +71,10 @@ def labels_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 @login_required
 @require_GET
 def concept_map_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """The `.cmap` file: the format of the corpus's evaluation scripts (export.CONCEPT_MAP_EXTENSION)."""
     topic = _topic(request, slug, key)
-    response = _attachment(topic, "concept-map", "tsv")
-    response.write("".join(line + "\n" for line in export.concept_map_lines(topic=topic, top=TOP_FOR_CONCEPT_MAPS)))
+    response = HttpResponse(content_type=export.CONCEPT_MAP_CONTENT_TYPE)
+    filename = f"{topic.campaign.slug}-{topic.key}.{export.CONCEPT_MAP_EXTENSION}"
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    export.write_concept_map(topic=topic, stream=response, top=TOP_FOR_CONCEPT_MAPS)
     return response

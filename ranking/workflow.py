@@ -2,8 +2,9 @@
 
 One pass (`loop_run`, the Celery beat task `ranking.tasks.run_loop`):
 
-    sync        every channel reconciled (crowd.work.sync): reports which campaigns changed,
-                enqueues nothing
+    sync        every channel's HITs with news reconciled (crowd.work.sync): reports which
+                campaigns changed; its chunks are shared with idle Celery workers, and the
+                pass waits for them (crowd.work.chunks), so adding workers shortens it
     QC          once per campaign that had news or has a topic ready to move
                 (crowd.qc.worker_quality.campaign_quality_refresh), outside any topic's lock
     advance     each waiting topic of an active campaign, one step, with that QC result
@@ -35,6 +36,7 @@ from annotation.campaigns import campaign_finish
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.tasks import sync_chunks_dispatch
 from crowd.work.expiry import batch_expire
 from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import PublishResult, batch_publish, topic_publish
@@ -91,7 +93,7 @@ def topic_round_publish(*, topic: Topic, kind: str, live: bool = False) -> list[
 def loop_run(*, now: datetime | None = None, publish: Publish | None = None) -> LoopReport:
     """One pass of the loop over every active campaign; see the module docstring."""
     report = LoopReport()
-    synced, report.sync = channels_sync_report(now=now)
+    synced, report.sync = channels_sync_report(now=now, dispatch=sync_chunks_dispatch)  # chunks shared with workers
     starting = Topic.objects.filter(state=Topic.State.IMPORTING, campaign__status=Campaign.Status.ACTIVE)
     for topic_id in starting.filter(batches__kind=Batch.Kind.LIKERT).values_list("pk", flat=True).distinct():
         topic_start(topic_id=topic_id)  # its Likert batch was published outside the loop

@@ -36,6 +36,15 @@ def _no_submission_rate_limits(settings, request):
         settings.LOGIN_FAILURES_PER_USERNAME = 0
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Django's default cache lasts as long as the process: no test sees what an earlier one
+    cached (a marketplace balance, a HIT page)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 def celery_connections_reset(app) -> None:
     """Close this process's broker connections and forget the pools: the app caches its pools
     for the broker it first met and kombu keeps them by URL, so a closed one would refuse every

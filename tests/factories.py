@@ -19,6 +19,9 @@ class CampaignFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"Campaign {n}")
     slug = factory.Sequence(lambda n: f"campaign-{n}")
+    # New campaigns default to participant links; most tests exercise the MTurk path, on the
+    # local endpoint, and say so when they want another channel.
+    channel = Campaign.Channel.MTURK
 
 
 class TopicFactory(factory.django.DjangoModelFactory):

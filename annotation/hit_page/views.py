@@ -6,23 +6,28 @@ csrf_exempt because cookies are third-party in that iframe; the signed token in 
 protects it instead (annotation/hit_page/tokens.py).
 """
 
-from uuid import UUID
+import random
+import time
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.batching import likert_plan
 from annotation.hit_page.answers import LIKERT_SCALE
 from annotation.hit_page.headers import FORM_TARGETS_ATTRIBUTE, hit_frame_headers
-from annotation.hit_page.params import HitParams, url_origin
+from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID, HitParams, url_origin
 from annotation.hit_page.shells import hidden_inputs, shell_fill, shell_get
 from annotation.hit_page.tokens import submit_token_check, submit_token_make
+from annotation.models import Batch, Proposition, Topic
 from config.errors import ApplicationError, NotFound
 from crowd.answers.access import Access, PageState, hit_access_check
-from crowd.answers.content import HitContent, hit_content_get
+from crowd.answers.content import HitContent, Statement, hit_content_get
 from crowd.answers.store import Submission, answer_submit, time_on_task
 from crowd.marketplaces.base import ChannelPolicy
 from crowd.marketplaces.registry import channel_policy
@@ -76,6 +81,7 @@ def hit_submit(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
 
 def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> HttpResponse:
     mode = "preview" if preview else "work"
+    policy = channel_policy(content.channel)
     shell = shell_get(
         key=f"annotation:hit-page:{content.uuid}:{mode}",
         template=f"hit/{content.kind}.html",
@@ -83,7 +89,8 @@ def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> Http
             "content": content,
             "scale": LIKERT_SCALE,
             "preview": preview,
-            "initial_order": ",".join(str(pid) for pid in content.item_ids),
+            "preview_wording": policy.preview_wording,
+            "preview_action": policy.preview_action,
             "submit_url": reverse("hit:submit", args=[content.uuid]),
         },
         expires_at=content.expires_at,
@@ -98,7 +105,67 @@ def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> Http
             ("elapsed_ms", ""),  # set by hit.js on submit
         ]
     )
-    return HttpResponse(shell_fill(shell, [hidden]))
+    if content.kind != Batch.Kind.COMPARISON:
+        return HttpResponse(shell_fill(shell, [hidden]))
+    # An ordering starts in the worker's own shuffled order (HitContent.shown_order); the
+    # same order is worked out again, and stored, when the answer comes in.
+    order = content.shown_order(params.worker_id)
+    items = _ranking_items(content=content, mode=mode)
+    return HttpResponse(
+        shell_fill(
+            shell, [hidden, mark_safe(",".join(map(str, order))), mark_safe("".join(items[pid] for pid in order))]
+        )
+    )
+
+
+def _ranking_items(*, content: HitContent, mode: str) -> dict[int, str]:
+    """The HTML of each statement of an ordering task, by proposition id: rendered once per
+    task and mode, put in each worker's order by `_task_page`."""
+    pieces = shell_get(
+        key=f"annotation:hit-items:{content.uuid}:{mode}",
+        template="hit/_ranking_items.html",
+        context=lambda: {"content": content, "preview": mode == "preview"},
+        expires_at=content.expires_at,
+    )
+    return dict(zip(content.item_ids, pieces[1:], strict=True))
+
+
+def hit_preview_page(content: HitContent, *, hit_id: str = "") -> HttpResponse:
+    """The HIT page exactly as a worker sees it before accepting (MTurk's preview:
+    assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE), for the researcher's dashboard: the task shown,
+    disabled, with no assignment, no worker and no submit token, so nothing can be answered."""
+    return _task_page(
+        content=content, params=HitParams(assignment_id=PREVIEW_ASSIGNMENT_ID, hit_id=hit_id), preview=True
+    )
+
+
+def sample_content(*, topic: Topic) -> HitContent | None:
+    """What the first Likert HIT of a topic not yet published would show: its first group of
+    statements as the round's plan draws them (annotation.batching.likert_plan, the topic's
+    seed; trap slots are left out). Built in memory, never stored; None for a topic with no
+    propositions. Its uuid names no task, so the page's form leads nowhere."""
+    campaign = topic.campaign
+    real = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).order_by("id")
+    ids = list(real.values_list("id", flat=True))
+    if not ids:
+        return None
+    plan = likert_plan(
+        ids, group_size=campaign.likert_group_size, trap_rate=0, trap_pools=[], rng=random.Random(topic.pk)
+    )
+    texts = {p.pk: p.text for p in real.filter(pk__in=plan[0])}
+    return HitContent(
+        task_id=0,
+        uuid=uuid5(NAMESPACE_URL, f"salience:sample:{topic.pk}"),
+        kind=Batch.Kind.LIKERT,
+        campaign_id=campaign.pk,
+        channel=campaign.channel,
+        environment=campaign.environment,
+        assignment_duration_seconds=campaign.assignment_duration_seconds,
+        question=campaign.question_for(topic),
+        statements=tuple(Statement(pid, texts[pid]) for pid in plan[0]),
+        hit_pk=None,
+        expires_at=time.time(),  # the page is rendered anew for every sample
+    )
 
 
 def _content_get(task_uuid: UUID) -> HitContent:

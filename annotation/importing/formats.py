@@ -16,6 +16,10 @@ Open IE (University of Washington / IIT Delhi, versions 4 and 5) writes one of t
 
 An n-ary extraction becomes subject = arg1, relation = rel, object = the arg2s joined by a
 space (the ``L:``/``T:`` markers of spatial and temporal arguments dropped).
+
+Delimited files (TSV and CSV) may be separated by tabs, commas or semicolons (Excel writes
+semicolons in locales whose decimal mark is a comma): `sniff_delimiter` finds the one that
+splits the header into the required columns.
 """
 
 import csv
@@ -25,14 +29,16 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 REQUIRED_COLUMNS = ("topic", "subject", "relation", "object")
 OPTIONAL_COLUMNS = ("confidence", "source", "id")
 FORMATS = ("tsv", "csv", "jsonl", "openie")
+DELIMITERS = {"tab": "\t", "comma": ",", "semicolon": ";"}  # name -> character
+DELIMITER_NAMES = {character: name for name, character in DELIMITERS.items()}
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):  # a tuple, not a dataclass: built once per row of files of 10⁵–10⁶ rows
     line: int
     topic: str
     subject: str
@@ -80,7 +86,7 @@ def detect_format(filename: str, first_line: str) -> str:
     header = stripped.lower()
     if "\t" in header and "topic" in header:
         return "tsv"
-    if "," in header and "topic" in header:
+    if ("," in header or ";" in header) and "topic" in header:
         return "csv"
     if lowered.endswith((".txt", ".openie", ".oie")):
         return "openie"
@@ -89,14 +95,36 @@ def detect_format(filename: str, first_line: str) -> str:
     )
 
 
-def parse_confidence(value, line: int) -> tuple[float | None, Problem | None]:
-    """A confidence is optional; when present it must be a number between 0 and 1."""
+def sniff_delimiter(header: str, required: tuple[str, ...], preferred: str) -> str:
+    """The delimiter (a character of DELIMITERS) that splits the header line into all the
+    `required` columns, `preferred` first; when none does, the one that splits it into the most
+    columns (`preferred` on a tie), for the message that names what is missing."""
+    candidates = [preferred, *(character for character in DELIMITERS.values() if character != preferred)]
+    names = {character: _header_names(header, character) for character in candidates}
+    for character in candidates:
+        if all(column in names[character] for column in required):
+            return character
+    return max(candidates, key=lambda character: len(names[character]))
+
+
+def _header_names(header: str, delimiter: str) -> list[str]:
+    try:
+        cells = next(csv.reader([header], delimiter=delimiter), [])
+    except csv.Error:
+        return []
+    return [name.strip().lower().lstrip("\ufeff") for name in cells]
+
+
+def parse_confidence(value, line: int, *, decimal_comma: bool = False) -> tuple[float | None, Problem | None]:
+    """A confidence is optional; when present it must be a number between 0 and 1. With
+    `decimal_comma` (semicolon-separated files, which Excel writes where the decimal mark is a
+    comma) 0,75 reads as 0.75."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, None
     if isinstance(value, bool):
         return None, Problem(line, f"expected a number between 0 and 1, got {value!r}", "confidence")
     try:
-        number = float(value)
+        number = float(value.replace(",", ".") if decimal_comma and isinstance(value, str) else value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: a JSON integer past 1e308
         return None, Problem(line, f"expected a number between 0 and 1, got {_shown(value, quoted=True)}", "confidence")
     if math.isnan(number) or not 0.0 <= number <= 1.0:
@@ -123,7 +151,7 @@ def _text(value) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _row_from_mapping(record: dict, line: int) -> Row | list[Problem]:
+def _row_from_mapping(record: dict, line: int, *, decimal_comma: bool = False) -> Row | list[Problem]:
     problems = []
     for column in (*REQUIRED_COLUMNS, "source", "id"):
         value = record.get(column)
@@ -131,7 +159,7 @@ def _row_from_mapping(record: dict, line: int) -> Row | list[Problem]:
             problems.append(Problem(line, f"expected text, got {_json_kind(value)}", column))
         elif column in REQUIRED_COLUMNS and not _text(value):
             problems.append(Problem(line, "required field is empty", column))
-    confidence, problem = parse_confidence(record.get("confidence"), line)
+    confidence, problem = parse_confidence(record.get("confidence"), line, decimal_comma=decimal_comma)
     if problem:
         problems.append(problem)
     if problems:
@@ -158,14 +186,19 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
         return
     missing = [name for name in REQUIRED_COLUMNS if name not in columns]
     if missing:
-        separator = "tab" if delimiter == "\t" else "comma"
         yield Problem(
             1,
             f"missing required column(s): {', '.join(missing)}; the header must name "
-            f"{', '.join(REQUIRED_COLUMNS)} (optional: {', '.join(OPTIONAL_COLUMNS)}), {separator}-separated",
+            f"{', '.join(REQUIRED_COLUMNS)} (optional: {', '.join(OPTIONAL_COLUMNS)}), separated by tabs, "
+            f"commas or semicolons; read as {DELIMITER_NAMES.get(delimiter, repr(delimiter))}-separated, "
+            f"it has {len(columns)} column(s)",
             "header",
         )
         return
+    at = {name: index for index, name in enumerate(columns)}  # a repeated name: the last, as dict(zip()) keeps
+    required = [at[name] for name in REQUIRED_COLUMNS]
+    optional = [at.get(name) for name in OPTIONAL_COLUMNS]
+    decimal_comma = delimiter == ";"
     for row in _csv_rows(reader):
         if isinstance(row, Problem):
             yield row
@@ -174,8 +207,36 @@ def read_tabular(lines: Iterable[str], delimiter: str) -> Iterator[Row | Problem
         if len(values) > len(columns):
             yield Problem(line, f"expected {len(columns)} fields as in the header, found {len(values)}")
             continue
-        result = _row_from_mapping(dict(zip(columns, values)), line)
+        quick = _quick_row(values, line, required, optional, decimal_comma) if len(values) == len(columns) else None
+        if quick is not None:
+            yield quick
+            continue
+        result = _row_from_mapping(dict(zip(columns, values)), line, decimal_comma=decimal_comma)
         yield from (result if isinstance(result, list) else [result])
+
+
+def _quick_row(
+    values: list[str], line: int, required: list[int], optional: list[int | None], decimal_comma: bool
+) -> Row | None:
+    """The Row of a full-width line whose fields are all fine, as `_row_from_mapping` would
+    build it but without its dict; None for anything else, which that function then reports."""
+    topic_at, subject_at, relation_at, object_at = required
+    topic, subject = values[topic_at].strip(), values[subject_at].strip()
+    relation, obj = values[relation_at].strip(), values[object_at].strip()
+    if not (topic and subject and relation and obj):
+        return None
+    confidence_at, source_at, id_at = optional
+    confidence = None
+    if confidence_at is not None and values[confidence_at]:
+        try:  # as parse_confidence reads it; anything it would refuse goes to it
+            confidence = float(values[confidence_at].replace(",", ".") if decimal_comma else values[confidence_at])
+        except ValueError:
+            return None
+        if not 0.0 <= confidence <= 1.0:  # NaN too
+            return None
+    source = values[source_at].strip() if source_at is not None else ""
+    external_id = values[id_at].strip() if id_at is not None else ""
+    return Row(line, topic, subject, relation, obj, confidence, source, external_id)
 
 
 def _csv_header(reader, *, empty: str) -> list[str] | Problem:
@@ -201,7 +262,8 @@ def _csv_rows(reader) -> Iterator[tuple[int, list[str]] | Problem]:
         except csv.Error as error:
             yield Problem(reader.line_num, f"unreadable row: {_csv_reason(error)}")
             continue
-        if any(value.strip() for value in values):
+        joined = "".join(values)
+        if joined and not joined.isspace():  # not a blank row
             yield reader.line_num, values
 
 

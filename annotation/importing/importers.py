@@ -1,20 +1,22 @@
-"""Importing propositions into a campaign: one file, one transaction, a summary per topic.
+"""Importing propositions into a campaign: one file (with its topics file and traps file, if
+any), one transaction, a summary per topic.
 
-The file is streamed line by line and inserted in chunks, so memory stays flat for files of
-hundreds of thousands of rows. A line ends at a line feed (LF, or CRLF), whatever the source
-is (a file, an upload, bytes in memory), so every interface reads the same bytes the same
-way; a lone carriage return does not end a line. Any problem (undecodable bytes,
-a missing column, an empty field, a bad confidence) rolls the whole file back; up to
+The file is streamed line by line into the table (writing.py: COPY on PostgreSQL, fed while
+the file is read), so that memory holds little more than each topic's normalized texts, for
+finding duplicates, even for files of hundreds of thousands of rows. A line ends at a line
+feed (LF, or CRLF), whatever the source is (a file, an upload, bytes in memory), so every
+interface reads the same bytes the same way; a lone carriage return does not end a line. Any
+problem (undecodable bytes, a missing column, an empty field, a bad confidence, a new
+proposition for a topic whose Likert round is built: topics.py) rolls every file back; up to
 `MAX_PROBLEMS` problems are reported with the file name and physical line number.
 
-Limits, each a problem of its line: a topic key holds at most `TOPIC_KEY_MAX_CHARS` (100)
-characters, each safe in a URL since the key names the topic's pages (annotation/url_keys.py:
-ASCII letters, digits, "-", "_", and "." between two of them); a proposition's normalized text
-(subject – relation – object, lower-cased, white space folded) at most `PROPOSITION_MAX_BYTES`
-(2,000) bytes in UTF-8, so that it fits, with room to spare, the 2,704-byte row of
-PostgreSQL's btree index that keeps it unique per topic; no field may hold a NUL character or
-an unpaired surrogate (a JSON \\ud800 escape without its pair), which no database stores as
-text.
+Limits, each a problem of its line (checks.py): a topic key holds at most 100 characters, each
+safe in a URL since the key names the topic's pages (annotation/url_keys.py: ASCII letters,
+digits, "-", "_", and "." between two of them); a proposition's normalized text (subject –
+relation – object, lower-cased, white space folded) at most 2,000 bytes in UTF-8, so that it
+fits, with room to spare, the 2,704-byte row of PostgreSQL's btree index that keeps it unique
+per topic; no field may hold a NUL character or an unpaired surrogate (a JSON \\ud800 escape
+without its pair), which no database stores as text.
 """
 
 import io
@@ -24,27 +26,20 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from annotation.importing import formats
-from annotation.importing.formats import Problem, Row
+from annotation.importing.checks import PROPOSITION_MAX_BYTES, key_problems, row_problems, text_problems
+from annotation.importing.formats import DELIMITER_NAMES, DELIMITERS, Problem, Row
+from annotation.importing.problems import MAX_PROBLEMS, ImportFailed, ProblemLog
+from annotation.importing.topics import TopicRegistry
+from annotation.importing.writing import Candidate, propositions_write
 from annotation.models import Campaign, ImportRecord, Proposition, Topic
 from annotation.text import normalize_text, proposition_text
-from annotation.url_keys import url_key_problem
-from config.errors import ApplicationError
 
-MAX_PROBLEMS = 20
-CHUNK_ROWS = 5000
+__all__ = ["MAX_PROBLEMS", "PROPOSITION_MAX_BYTES", "ImportFailed", "ImportSummary", "propositions_import"]
+
 SNIFF_BYTES = 8192
-TOPIC_KEY_MAX_CHARS: int = Topic._meta.get_field("key").max_length  # type: ignore[assignment]  # a CharField has one
-PROPOSITION_MAX_BYTES = 2000
-
-
-class ImportFailed(ApplicationError):
-    """The file was not imported; `details` lists the problems as 'file:line [field]: message'."""
-
-    code = "import_invalid"
 
 
 @dataclass
@@ -59,7 +54,9 @@ class TopicCounts:
 class ImportSummary:
     filename: str
     format: str
+    delimiter: str = ""  # tab, comma or semicolon (formats.DELIMITERS) for tsv and csv; "" otherwise
     topics: dict[str, TopicCounts] = field(default_factory=dict)
+    traps: dict[str, TopicCounts] = field(default_factory=dict)  # from the traps file, per topic
     created_topics: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -67,11 +64,18 @@ class ImportSummary:
     def kept(self) -> int:
         return sum(counts.kept for counts in self.topics.values())
 
+    @property
+    def read_as(self) -> str:
+        """How the file was read, for messages: 'csv, semicolon-separated'."""
+        return f"{self.format}, {self.delimiter}-separated" if self.delimiter else self.format
+
     def as_dict(self) -> dict:
         return {
             "file": self.filename,
             "format": self.format,
+            "delimiter": self.delimiter,
             "topics": {key: vars(counts) for key, counts in sorted(self.topics.items())},
+            "traps": {key: vars(counts) for key, counts in sorted(self.traps.items())},
             "created_topics": self.created_topics,
             "warnings": self.warnings,
         }
@@ -79,10 +83,12 @@ class ImportSummary:
     def lines(self) -> list[str]:
         """A plain-text table for the terminal and the admin."""
         rows = [f"{'topic':<24} {'read':>8} {'kept':>8} {'below':>8} {'dupes':>8}"]
-        for key, counts in sorted(self.topics.items()):
-            rows.append(
-                f"{key:<24} {counts.read:>8} {counts.kept:>8} {counts.below_threshold:>8} {counts.duplicates:>8}"
-            )
+        for label, table in (("", self.topics), ("traps ", self.traps)):
+            for key, counts in sorted(table.items()):
+                rows.append(
+                    f"{label + key:<24} {counts.read:>8} {counts.kept:>8} {counts.below_threshold:>8} "
+                    f"{counts.duplicates:>8}"
+                )
         return rows + [f"warning: {warning}" for warning in self.warnings]
 
 
@@ -92,54 +98,132 @@ def propositions_import(
     source: BinaryIO,
     filename: str,
     format: str = "auto",
+    delimiter: str = "auto",
     min_confidence: float = 0.5,
     topics_source: BinaryIO | None = None,
     topics_filename: str = "topics",
+    traps_source: BinaryIO | None = None,
+    traps_filename: str = "traps",
     topic_key: str | None = None,
     user=None,
     progress: bool = False,
     trap_kind: str = Proposition.TrapKind.NONE,
 ) -> ImportSummary:
-    """Import one proposition file (and optionally a topics file) into `campaign`.
+    """Import one proposition file, with optionally a topics file and a traps file, into `campaign`.
 
-    `trap_kind="subtle"` imports the rows as subtle traps: plausible but off-topic
-    propositions that a careful worker rates low (Falke & Gurevych 2017, §4).
+    `format` (auto, tsv, csv, jsonl, openie) and `delimiter` (auto, tab, comma, semicolon)
+    say how to read the proposition and traps files; "auto" finds the format from the name
+    and the first line, and the delimiter that splits the header into the required columns.
+    The topics file gives each topic's description (key, description). The traps file holds
+    subtle traps, in the proposition file's columns: plausible but off-topic propositions that
+    a careful worker rates low (Falke & Gurevych 2017, §4); `trap_kind="subtle"` imports
+    `source` itself as such traps.
 
-    Raises ImportFailed, with nothing written, when either file has a problem.
+    Raises ImportFailed, with nothing written, when any file has a problem, including a row
+    that would add a proposition to a topic whose Likert round is built (topics.py).
     """
     filename = os.path.basename(filename) or "upload"
-    head = _check_readable(source, filename)
-    chosen = _choose_format(format, filename, head)
     if trap_kind not in (Proposition.TrapKind.NONE, Proposition.TrapKind.SUBTLE):
         raise ImportFailed(f"Unknown trap kind {trap_kind!r}: use none or subtle.", code="import_invalid_trap_kind")
-    default_topic = topic_key or _topic_from_filename(filename)
-    summary = ImportSummary(filename=filename, format=chosen)
-    try:
-        with transaction.atomic():
-            descriptions = _read_topics(topics_source, topics_filename) if topics_source else {}
-            topics = _TopicRegistry(campaign, descriptions, summary)
-            problems = _insert_rows(
-                rows=_rows(chosen, _decoded_lines(source, filename, progress), default_topic),
-                filename=filename,
-                topics=topics,
-                min_confidence=min_confidence,
-                summary=summary,
-                trap_kind=trap_kind,
-            )
-            if problems:
-                raise ImportFailed(_failure_message(filename, problems), details=problems)
-            topics.warn_missing_descriptions()
-            ImportRecord.objects.create(
-                campaign=campaign, filename=filename, format=chosen, summary=summary.as_dict(), created_by=user
-            )
-    except _DecodeAbort as abort:
-        raise ImportFailed(_failure_message(filename, abort.problems), details=abort.problems) from None
+    delimiter = _delimiter_option(delimiter, filename)
+    main = _SourceFile.check(source, filename, format, delimiter, topic_key)
+    traps = (
+        _SourceFile.check(traps_source, os.path.basename(traps_filename) or "traps", "auto", delimiter, topic_key)
+        if traps_source is not None
+        else None
+    )
+    summary = ImportSummary(filename=filename, format=main.format, delimiter=DELIMITER_NAMES.get(main.delimiter, ""))
+    problems = ProblemLog()
+    with transaction.atomic():
+        topics_name = os.path.basename(topics_filename) or "topics"
+        descriptions = _read_topics(topics_source, topics_name) if topics_source is not None else {}
+        topics = TopicRegistry(
+            campaign=campaign,
+            descriptions=descriptions,
+            descriptions_file=topics_name,
+            problems=problems,
+            created=summary.created_topics,
+        )
+        for file, counts, kind in (
+            (main, summary.topics, trap_kind),
+            (traps, summary.traps, Proposition.TrapKind.SUBTLE),
+        ):
+            if file is not None and not problems:
+                _file_import(
+                    file,
+                    topics=topics,
+                    counts=counts,
+                    trap_kind=kind,
+                    min_confidence=min_confidence,
+                    problems=problems,
+                    progress=progress and file is main,
+                )
+        if not problems:
+            imported = filename if traps is None else f"{filename} (and {traps.name})"
+            summary.warnings += topics.describe_the_rest(imported=imported)
+        if problems:
+            raise problems.failure(filename)
+        summary.warnings += _topic_warnings(campaign, summary, min_confidence)
+        ImportRecord.objects.create(
+            campaign=campaign, filename=filename, format=main.format, summary=summary.as_dict(), created_by=user
+        )
     return summary
 
 
-def _failure_message(filename: str, problems: list[str]) -> str:
-    more = "" if len(problems) < MAX_PROBLEMS else f" (showing the first {MAX_PROBLEMS})"
-    return f"{filename} was not imported: {len(problems)} problem(s){more}; nothing was written."
+@dataclass(frozen=True)
+class _SourceFile:
+    """A proposition (or traps) file that passed the checks made before reading it."""
+
+    source: BinaryIO
+    name: str
+    format: str
+    delimiter: str  # a character of formats.DELIMITERS for tsv and csv; "" otherwise
+    default_topic: str  # Open IE files name no topic
+
+    @classmethod
+    def check(cls, source: BinaryIO, name: str, format: str, delimiter: str, topic_key: str | None) -> "_SourceFile":
+        head = _check_readable(source, name)
+        chosen, character = _choose_format(format, delimiter, name, head)
+        return cls(source, name, chosen, character, topic_key or _topic_from_filename(name))
+
+
+def _file_import(
+    file: _SourceFile,
+    *,
+    topics: TopicRegistry,
+    counts: dict[str, TopicCounts],
+    trap_kind: str,
+    min_confidence: float,
+    problems: ProblemLog,
+    progress: bool,
+) -> None:
+    lines = _decoded_lines(file.source, file.name, problems, progress)
+    candidates = _candidates(
+        _rows(file, lines), filename=file.name, counts=counts, min_confidence=min_confidence, problems=problems
+    )
+    admission = _Admission(topics=topics, counts=counts, trap_kind=trap_kind, problems=problems, filename=file.name)
+    propositions_write(candidates=candidates, admission=admission)
+    if not problems and not counts:
+        problems.add(f"{file.name}: no propositions found")
+
+
+def _topic_warnings(campaign: Campaign, summary: ImportSummary, min_confidence: float) -> list[str]:
+    """For each topic the files name: that it has no description, or that none was created."""
+    named = {**summary.traps, **summary.topics}
+    descriptions = dict(Topic.objects.filter(campaign=campaign, key__in=named).values_list("key", "description"))
+    warnings = []
+    for key in sorted(named):
+        if key not in descriptions:  # every row below the threshold: a duplicate means it exists
+            warnings.append(
+                f"topic {key!r}: all its {named[key].read} row(s) are below the confidence threshold "
+                f"({min_confidence}), so no topic was created"
+            )
+        elif not descriptions[key]:
+            warnings.append(
+                f"topic {key!r} has no description; workers would see only its key, so publishing is blocked "
+                "until you give one (--topics file or the admin)"
+            )
+    return warnings
 
 
 def _check_readable(source: BinaryIO, filename: str) -> bytes:
@@ -169,7 +253,25 @@ def _check_readable(source: BinaryIO, filename: str) -> bytes:
     return head
 
 
-def _choose_format(format: str, filename: str, head: bytes) -> str:
+def _delimiter_option(delimiter: str, filename: str) -> str:
+    """'auto', or the character of a delimiter given by name (tab, comma, semicolon) or as itself."""
+    if delimiter == "auto" or delimiter in DELIMITER_NAMES:
+        return delimiter
+    if delimiter in DELIMITERS:
+        return DELIMITERS[delimiter]
+    expected = f"auto, {', '.join(DELIMITERS)}"
+    raise ImportFailed(
+        f"Unknown delimiter {delimiter!r}: use {expected}.",
+        code="import_unknown_delimiter",
+        details=[f"{filename}: unknown delimiter {delimiter!r}; expected one of {expected}"],
+    )
+
+
+def _choose_format(format: str, delimiter: str, filename: str, head: bytes) -> tuple[str, str]:
+    """The reader, and for delimited files the delimiter: `delimiter` if given, else the one
+    that splits the header into the required columns. A delimited file is 'tsv' when tabs
+    separate it and 'csv' otherwise (commas or semicolons)."""
+    first_lines = head.decode("utf-8", "replace").split("\n")
     if format != "auto":
         if format not in formats.FORMATS:
             raise ImportFailed(
@@ -177,14 +279,24 @@ def _choose_format(format: str, filename: str, head: bytes) -> str:
                 code="import_unknown_format",
                 details=[f"{filename}: unknown format {format!r}; expected one of auto, {', '.join(formats.FORMATS)}"],
             )
-        return format
-    first_line = next((line for line in head.decode("utf-8", "replace").split("\n") if line.strip()), "")
-    try:
-        return formats.detect_format(filename, first_line.lstrip("\ufeff"))
-    except formats.FormatError as error:
-        raise ImportFailed(
-            f"{filename}: {error}.", code="import_unknown_format", details=[f"{filename}:1: {error}"]
-        ) from None
+        chosen = format
+    else:
+        first_line = next((line for line in first_lines if line.strip()), "")
+        try:
+            chosen = formats.detect_format(filename, first_line.lstrip("\ufeff"))
+        except formats.FormatError as error:
+            raise ImportFailed(
+                f"{filename}: {error}.", code="import_unknown_format", details=[f"{filename}:1: {error}"]
+            ) from None
+    if chosen not in ("tsv", "csv"):
+        if delimiter != "auto":
+            message = f"a delimiter applies to TSV and CSV files; {filename} is read as {chosen}"
+            raise ImportFailed(f"{message}.", code="import_unknown_delimiter", details=[f"{filename}: {message}"])
+        return chosen, ""
+    if delimiter == "auto":
+        preferred = "\t" if chosen == "tsv" else ","
+        delimiter = formats.sniff_delimiter(first_lines[0].lstrip("\ufeff"), formats.REQUIRED_COLUMNS, preferred)
+    return ("tsv" if delimiter == "\t" else "csv"), delimiter
 
 
 def _topic_from_filename(filename: str) -> str:
@@ -192,37 +304,30 @@ def _topic_from_filename(filename: str) -> str:
     return filename.split(".", 1)[0] or "topic"
 
 
-class _DecodeAbort(Exception):
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-
-
-def _decoded_lines(source: BinaryIO, filename: str, progress: bool) -> Iterator[str]:
-    """UTF-8 lines, each ending at LF (BOM stripped); undecodable lines become problems,
-    reported by line. Not `for raw in source`: Django's File.__iter__ (uploads) ends lines
-    at a lone CR too, where open files and BytesIO do not."""
+def _decoded_lines(source: BinaryIO, filename: str, problems: ProblemLog, progress: bool) -> Iterator[str]:
+    """UTF-8 lines, each ending at LF (BOM stripped). An undecodable line is a problem, and is
+    read as an empty line so that the lines after it keep their numbers. Not `for raw in
+    source`: Django's File.__iter__ (uploads) ends lines at a lone CR too, where open files
+    and BytesIO do not."""
     bar = _progress_bar(source, filename) if progress else None
-    problems = []
-    for number, raw in enumerate(iter(source.readline, b""), start=1):
+    try:
+        for number, raw in enumerate(iter(source.readline, b""), start=1):
+            if bar is not None:
+                bar.update(len(raw))
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                problems.add(
+                    f"{filename}:{number}: undecodable bytes at position {error.start} "
+                    f"({raw[error.start : error.start + 4]!r}); expected UTF-8 text"
+                )
+                if problems.full:
+                    return
+                text = "\n"
+            yield text.lstrip("\ufeff") if number == 1 else text
+    finally:
         if bar is not None:
-            bar.update(len(raw))
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            problems.append(
-                f"{filename}:{number}: undecodable bytes at position {error.start} "
-                f"({raw[error.start : error.start + 4]!r}); expected UTF-8 text"
-            )
-            if len(problems) >= MAX_PROBLEMS:
-                break
-            continue
-        if number == 1:
-            text = text.lstrip("\ufeff")
-        yield text
-    if bar is not None:
-        bar.close()
-    if problems:
-        raise _DecodeAbort(problems)
+            bar.close()
 
 
 def _progress_bar(source: BinaryIO, filename: str):
@@ -236,224 +341,124 @@ def _progress_bar(source: BinaryIO, filename: str):
     return tqdm(total=size, unit="B", unit_scale=True, desc=filename, leave=False)
 
 
-def _rows(chosen: str, lines: Iterable[str], default_topic: str) -> Iterator[Row | Problem]:
-    if chosen == "tsv":
-        return formats.read_tabular(lines, "\t")
-    if chosen == "csv":
-        return formats.read_tabular(lines, ",")
-    if chosen == "jsonl":
+def _rows(file: _SourceFile, lines: Iterable[str]) -> Iterator[Row | Problem]:
+    if file.format in ("tsv", "csv"):
+        return formats.read_tabular(lines, file.delimiter)
+    if file.format == "jsonl":
         return formats.read_jsonl(lines)
-    return formats.read_openie(lines, default_topic)
+    return formats.read_openie(lines, file.default_topic)
 
 
-def _read_topics(source: BinaryIO, filename: str) -> dict[str, str]:
-    filename = os.path.basename(filename) or "topics"
-    _check_readable(source, filename)
-    delimiter = "," if filename.lower().endswith(".csv") else "\t"
-    descriptions, problems = {}, []
-    try:
-        for item in formats.read_topics(_decoded_lines(source, filename, False), delimiter):
-            if isinstance(item, Problem):
-                found = [item]
-            else:
-                line, key, description = item
-                found = _text_problems(line, {"key": key, "description": description}) or _key_problems(
-                    line, key, "key"
-                )
-                descriptions[key] = description
-            problems += [problem.describe(filename) for problem in found]
-            if len(problems) >= MAX_PROBLEMS:
-                break
-    except _DecodeAbort as abort:
-        problems.extend(abort.problems)
+def _read_topics(source: BinaryIO, filename: str) -> dict[str, tuple[int, str]]:
+    """{key: (line, description)} from a topics file (tab-, comma- or semicolon-separated)."""
+    head = _check_readable(source, filename)
+    header = head.decode("utf-8", "replace").split("\n")[0].lstrip("\ufeff")
+    preferred = "," if filename.lower().endswith(".csv") else "\t"
+    delimiter = formats.sniff_delimiter(header, ("key", "description"), preferred)
+    descriptions, problems = {}, ProblemLog()
+    for item in formats.read_topics(_decoded_lines(source, filename, problems, False), delimiter):
+        if isinstance(item, Problem):
+            found = [item]
+        else:
+            line, key, description = item
+            found = text_problems(line, {"key": key, "description": description}) or key_problems(line, key, "key")
+            descriptions[key] = (line, description)
+        for problem in found:
+            problems.add(problem.describe(filename))
+        if problems.full:
+            break
     if problems:
-        raise ImportFailed(_failure_message(filename, problems), details=problems[:MAX_PROBLEMS])
+        raise problems.failure(filename)
     return descriptions
 
 
-class _TopicRegistry:
-    """Topics of the campaign met during the import, created on first sight."""
-
-    def __init__(self, campaign: Campaign, descriptions: dict[str, str], summary: ImportSummary):
-        self.campaign = campaign
-        self.summary = summary
-        self.by_key: dict[str, Topic] = {}
-        self.seen_texts: dict[int, set[str]] = {}
-        for key, description in descriptions.items():
-            topic = self._get_or_create(key)
-            if description and topic.description != description:
-                topic.description = description
-                topic.save(update_fields=["description"])
-
-    def _get_or_create(self, key: str) -> Topic:
-        topic, created = Topic.objects.select_for_update().get_or_create(campaign=self.campaign, key=key)
-        if created:
-            self.summary.created_topics.append(key)
-        self.by_key[key] = topic
-        self.seen_texts[topic.pk] = set(Proposition.objects.filter(topic=topic).values_list("normalized", flat=True))
-        return topic
-
-    def get(self, key: str) -> Topic:
-        return self.by_key.get(key) or self._get_or_create(key)
-
-    def warn_missing_descriptions(self) -> None:
-        for key in sorted(self.by_key):
-            if not self.by_key[key].description:
-                self.summary.warnings.append(
-                    f"topic {key!r} has no description; workers would see only its key, so publishing is blocked "
-                    "until you give one (--topics file or the admin)"
-                )
-
-
-_COLUMNS = (
-    "topic_id",
-    "subject",
-    "relation",
-    "object",
-    "normalized",
-    "confidence",
-    "source",
-    "external_id",
-    "trap_kind",
-    "created_at",
-)
-
-
-def _insert_rows(
-    *, rows, filename, topics: _TopicRegistry, min_confidence, summary: ImportSummary, trap_kind: str
-) -> list[str]:
-    """Insert kept rows in chunks; once a problem is seen, only collect further problems."""
-    problems: list[str] = []
-    chunk: list[tuple] = []
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
+def _candidates(
+    rows: Iterable[Row | Problem],
+    *,
+    filename: str,
+    counts: dict[str, TopicCounts],
+    min_confidence: float,
+    problems: ProblemLog,
+) -> Iterator[Candidate]:
+    """The rows that are fine and at or above the threshold, each with its normalized text,
+    counted as read; once there is a problem, none, and reading goes on only to report more."""
+    safe_keys: set[str] = set()
+    found_before = problems.details  # read once a row: the list, not the log's methods
     for item in rows:
-        if isinstance(item, Row):
-            text = normalize_text(proposition_text(item.subject, item.relation, item.object))
-            found = _row_problems(item, text)
-        else:
-            found = [item]
+        if not isinstance(item, Row):
+            problems.add(item.describe(filename))
+            if problems.full:
+                return
+            continue
+        text = normalize_text(proposition_text(item.subject, item.relation, item.object))
+        found = row_problems(item, text, safe_keys)
         if found:
-            problems += [problem.describe(filename) for problem in found]
-            if len(problems) >= MAX_PROBLEMS:
-                del problems[MAX_PROBLEMS:]
-                break
+            for problem in found:
+                problems.add(problem.describe(filename))
+            if problems.full:
+                return
             continue
-        if problems:
+        if found_before:
             continue
-        topic = topics.get(item.topic)
-        counts = summary.topics.setdefault(item.topic, TopicCounts())
-        counts.read += 1
+        topic_counts = counts.get(item.topic) or counts.setdefault(item.topic, TopicCounts())
+        topic_counts.read += 1
         if item.confidence is not None and item.confidence < min_confidence:
-            counts.below_threshold += 1
+            topic_counts.below_threshold += 1
             continue
-        seen = topics.seen_texts[topic.pk]
-        if text in seen:
-            counts.duplicates += 1
-            continue
-        seen.add(text)
-        counts.kept += 1
-        chunk.append(
-            (
-                topic.pk,
-                item.subject,
-                item.relation,
-                item.object,
-                text,
-                item.confidence,
-                item.source,
-                item.external_id[:200],
-                trap_kind,
-                now,
-            )
-        )
-        if len(chunk) >= CHUNK_ROWS:
-            _flush(chunk)
-            chunk = []
-    if not problems and chunk:
-        _flush(chunk)
-    if not problems and not summary.topics:
-        problems.append(f"{filename}: no propositions found")
-    return problems
+        yield item, text
 
 
-_ROW_TEXT = {
-    "topic": "topic",
-    "subject": "subject",
-    "relation": "relation",
-    "object": "object",
-    "source": "source",
-    "external_id": "id",
-}  # Row attribute -> the column a problem names
+class _Admission:
+    """Which candidates of one file become propositions (writing.Admission): the first of a
+    topic opens it; a text already in its topic is counted as a duplicate, not kept; a new one
+    for a closed topic is a problem, reported once per topic."""
 
+    def __init__(
+        self,
+        *,
+        topics: TopicRegistry,
+        counts: dict[str, TopicCounts],
+        trap_kind: str,
+        problems: ProblemLog,
+        filename: str,
+    ):
+        self.topics = topics
+        self.counts = counts
+        self.trap_kind = trap_kind
+        self.problems = problems
+        self.filename = filename
+        self.refused: set[str] = set()
 
-def _row_problems(row: Row, text: str) -> list[Problem]:
-    """What in `row` the database cannot store; `text` is its normalized proposition text."""
-    problems = _text_problems(row.line, {column: getattr(row, attribute) for attribute, column in _ROW_TEXT.items()})
-    if problems:
-        return problems
-    problems = _key_problems(row.line, row.topic, "topic")
-    size = len(text.encode("utf-8"))
-    if size > PROPOSITION_MAX_BYTES:
-        longest = max(("subject", "relation", "object"), key=lambda column: len(getattr(row, column)))
-        problems.append(
-            Problem(
-                row.line,
-                f"the proposition (subject – relation – object, normalized) is {size:,} bytes in UTF-8; "
-                f"the limit is {PROPOSITION_MAX_BYTES:,} bytes",
-                longest,
-            )
-        )
-    return problems
+    def ready(self, row: Row) -> bool:
+        return self.topics.knows(row.topic)
 
+    def prepare(self, rows: list[Row]) -> None:
+        self.topics.open(row.topic for row in rows)
 
-def _text_problems(line: int, values: dict[str, str]) -> list[Problem]:
-    """A problem per value (column -> text) that is not storable text."""
-    problems = []
-    for column, value in values.items():
-        if "\x00" in value:
-            problems.append(Problem(line, "contains a NUL character (a zero byte or \\u0000); expected text", column))
-        elif not value.isascii() and not _encodable(value):
-            problems.append(
-                Problem(
-                    line,
-                    "contains an unpaired surrogate (a \\ud800-\\udfff escape without its pair); expected valid Unicode",
-                    column,
+    def admit(self, row: Row, text: str) -> tuple | None:
+        topic = self.topics.topics[row.topic]
+        encoded = text.encode()
+        if encoded in topic.seen:
+            self.counts[row.topic].duplicates += 1
+            return None
+        if topic.closed:
+            if row.topic not in self.refused:
+                self.refused.add(row.topic)
+                self.problems.add(
+                    f"{self.filename}:{row.line} [topic]: topic {row.topic!r} takes no new propositions "
+                    f"({topic.closed}): they would never be rated; import them under a new topic key"
                 )
-            )
-    return problems
-
-
-def _encodable(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _key_problems(line: int, key: str, column: str) -> list[Problem]:
-    if len(key) > TOPIC_KEY_MAX_CHARS:
-        return [
-            Problem(line, f"the topic key is {len(key):,} characters long; the limit is {TOPIC_KEY_MAX_CHARS}", column)
-        ]
-    unsafe = url_key_problem(key)
-    return [Problem(line, unsafe, column)] if unsafe else []
-
-
-ROWS_PER_STATEMENT = 500
-
-
-def _flush(chunk: list[tuple]) -> None:
-    """Insert rows without model instances (which would triple the time). SQLite is fastest
-    with executemany; PostgreSQL with multi-row statements, which save a round trip a row."""
-    table = Proposition._meta.db_table
-    quote = connection.ops.quote_name
-    row_placeholder = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
-    prefix = f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in _COLUMNS)}) VALUES "
-    with connection.cursor() as cursor:
-        if connection.vendor != "postgresql":
-            cursor.executemany(prefix + row_placeholder, chunk)
-            return
-        for start in range(0, len(chunk), ROWS_PER_STATEMENT):
-            rows = chunk[start : start + ROWS_PER_STATEMENT]
-            cursor.execute(prefix + ", ".join([row_placeholder] * len(rows)), [value for row in rows for value in row])
+            return None
+        topic.seen.add(encoded)
+        self.counts[row.topic].kept += 1
+        return (
+            topic.pk,
+            row.subject,
+            row.relation,
+            row.object,
+            text,
+            row.confidence,
+            row.source,
+            row.external_id[:200],
+            self.trap_kind,
+        )

@@ -12,6 +12,8 @@ Django cache does not reach copies a process already holds: `ProcessCache.clear_
 forgets those (tests do both).
 """
 
+import hashlib
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +23,7 @@ from uuid import UUID
 
 from django.core.cache import cache
 
-from annotation.models import Task, TaskItem
+from annotation.models import Batch, Task, TaskItem
 from crowd.models import HIT
 
 CACHE_SECONDS = 300
@@ -43,13 +45,38 @@ class HitContent:
     environment: str  # local | sandbox | production: where a missing turkSubmitTo points
     assignment_duration_seconds: int
     question: str
-    statements: tuple[Statement, ...]  # in display order
+    statements: tuple[Statement, ...]  # in the task's order; an ordering task shows each worker its own
     hit_pk: int | None  # the published HIT, when there was one at caching time
     expires_at: float = 0.0  # time.time() when this copy, and pages made from it, are due to be read again
 
     @property
     def item_ids(self) -> list[int]:
         return [statement.id for statement in self.statements]
+
+    def shown_order(self, worker_id: str) -> tuple[int, ...]:
+        """The proposition ids in the order `worker_id` is shown them: an ordering task's
+        `start_order` for that worker; a Likert task's, or any task's without a worker (a
+        preview), as the task holds them."""
+        if self.kind != Batch.Kind.COMPARISON or not worker_id:
+            return tuple(self.item_ids)
+        return start_order(task_uuid=self.uuid, worker_id=worker_id, item_ids=self.item_ids)
+
+
+def start_order(*, task_uuid: UUID, worker_id: str, item_ids: list[int]) -> tuple[int, ...]:
+    """The starting order of an ordering task for one worker: its items shuffled by a seed
+    of the task and the worker, SHA-256("salience:start-order:<task uuid>:<worker id>"),
+    first 8 bytes, big-endian, into `random.Random(seed).sample`.
+
+    Every worker starts from their own order, so a position bias (people leave items near
+    where they found them) averages out over a task's workers instead of favouring the
+    items one shared order puts on top. The same worker gets the same order on every load
+    of the page, and at submit time, where it is stored with the answer
+    (`Assignment.shown_order`) and tells an untouched ordering from a judged one. The seed
+    names nothing the worker chooses: their id is the channel's, and an answer under an id
+    that is not theirs is never counted.
+    """
+    digest = hashlib.sha256(f"salience:start-order:{task_uuid}:{worker_id}".encode()).digest()
+    return tuple(random.Random(int.from_bytes(digest[:8], "big")).sample(item_ids, len(item_ids)))
 
 
 class ProcessCache:

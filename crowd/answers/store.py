@@ -67,7 +67,9 @@ def answer_submit(
     ApplicationError (nothing written) or Conflict.
     """
     worker_ids_check(assignment_id=assignment_id, worker_id=worker_external_id)
-    answer = answer_parse(kind=content.kind, item_ids=content.item_ids, fields=fields)
+    # The order this worker was shown (an ordering task's own shuffle): what "untouched" means.
+    shown = content.shown_order(worker_external_id)
+    answer = answer_parse(kind=content.kind, item_ids=shown, fields=fields)
     worker = Worker(channel=content.channel, external_id=worker_external_id)
     assignment = Assignment(
         task_id=content.task_id,
@@ -76,6 +78,7 @@ def answer_submit(
         verification=Assignment.Verification.PENDING,
         answer={**answer.as_json(), "fields": dict(answer.fields())},
         untouched=answer.untouched,
+        shown_order=list(shown),
         accepted_at=accepted_at,
         submitted_at=timezone.now(),
         time_on_task_ms=None if time_on_task_ms is None else max(0, min(time_on_task_ms, MAX_TIME_ON_TASK_MS)),

@@ -13,6 +13,7 @@ the `localturk_worker` cookie, else a new id is made (and set as the cookie). Ad
          -> 200 {"workerId", "hits": [{"hitId", "title", "description", "reward", "available",
                                         "previewUrl", "acceptUrl"}],
                  "assignments": [{"assignmentId", "hitId", "url", "deadline"}]}   (open ones)
+         `hits`: the HITs the worker may take, not those they submitted an assignment of.
     GET  /localturk/worker/preview/<HITId>/      HTML page: the task in an iframe with
          assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE; JSON -> {"hitId", "url"}
     POST /localturk/worker/accept/<HITId>/?format=json    (form or query: workerId)
@@ -47,6 +48,10 @@ from .questions import PREVIEW_ASSIGNMENT_ID, task_url
 from .wire import amount
 
 WORKER_COOKIE = "localturk_worker"
+# A HIT the worker submitted an assignment of is not listed again: accepting it would be refused
+# ("You already worked on this HIT", marketplace.assignment_accept), as on MTurk. One they hold
+# open is listed, and accepting it again returns that assignment.
+WORKED = tuple(status for status in Assignment.LIVE if status != Assignment.Status.ACCEPTED)
 
 
 def worker_page(view):
@@ -75,7 +80,10 @@ def worker_page(view):
 @require_GET
 @worker_page
 def worker_home(request, worker_id):
-    hits = marketplace.hits_for_worker(worker_id)
+    worked = set(
+        Assignment.objects.filter(worker_id=worker_id, status__in=WORKED).values_list("hit_id", flat=True).distinct()
+    )
+    hits = [hit for hit in marketplace.hits_for_worker(worker_id) if hit.pk not in worked]
     open_assignments = (
         Assignment.objects.select_related("hit")
         .filter(worker_id=worker_id, status=Assignment.Status.ACCEPTED)

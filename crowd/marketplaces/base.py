@@ -15,6 +15,7 @@ Every method makes one remote call (or one paginated listing) and raises the err
 none touches the database.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -156,6 +157,17 @@ class Marketplace(Protocol):
     def assignments_list(self, hit_id: str) -> list[RemoteAssignment]:
         """Every submitted, approved or rejected assignment of the HIT (all pages)."""
 
+    def assignments_by_hit(self, hit_ids: Sequence[str]) -> dict[str, "list[RemoteAssignment] | MarketplaceError"]:
+        """`assignments_list` of each HIT, in as few calls as the channel allows (MTurk: one
+        listing per HIT; the session channels: one read for all). A HIT the channel refuses to
+        list maps to the error (NotFoundAtMarketplace when unknown there); a transient failure
+        (MarketplaceUnavailable) raises."""
+
+    def hits_reviewable(self) -> list[RemoteHIT]:
+        """HITs whose work is all in — every slot submitted, or expired with nothing in flight
+        (MTurk's ListReviewableHITs, every page): where the channel may hold answers our pages
+        never stored. None on the session channels, whose answers reach us first."""
+
     def assignment_get(self, assignment_id: str) -> RemoteAssignment: ...
 
     def assignment_approve(self, assignment_id: str, *, feedback: str = "") -> None: ...
@@ -174,6 +186,11 @@ class Marketplace(Protocol):
     def batch_open(self, *, batch: "Batch") -> None:
         """After every task of `batch` has its HIT: whatever the marketplace needs for the
         batch as a whole (a Prolific study). Idempotent; nothing to do on MTurk."""
+
+    def reachable_check(self) -> None:
+        """One quick read, no retries, before publishing commits money: raises
+        MarketplaceUnavailable within seconds when the marketplace does not answer (and
+        MarketplaceError when it refuses the credentials). Nothing to do without a remote."""
 
     def hit_expire(self, hit_id: str) -> None:
         """Stop offering the HIT now; accepted assignments can still be submitted."""
@@ -237,6 +254,15 @@ class ChannelPolicy:
     pays_bonuses: bool = False
     # One sentence on how the channel recruits and pays, for the page where a channel is chosen.
     summary: str = ""
+    # Said wherever the channel is offered, when it is not open to everyone ("" when it is).
+    status_note: str = ""
+    # What one published task is called to researchers on this channel, singular and plural.
+    task_noun: tuple[str, str] = ("task", "tasks")
+    # A HIT page opened without an assignment (a preview): its banner and its disabled button.
+    preview_wording: str = "This is the task as participants see it; answers cannot be sent from a preview."
+    preview_action: str = "Preview only"
+    # What the researcher does once work is published, for the message that says it is out.
+    after_publish: str = ""
     # Sections of the campaign's channel page that only this channel has ("studies", "links").
     page_sections: tuple[str, ...] = ()
 
@@ -262,6 +288,19 @@ class ChannelPolicy:
 
     def sessions_wording(self, tasks_per_session: int) -> str:
         return f"Sessions have {tasks_per_session} tasks." if self.sessions else ""
+
+    @property
+    def offered_label(self) -> str:
+        """The channel's name where a researcher chooses it, with its status note."""
+        return f"{self.label} ({self.status_note})" if self.status_note else self.label
+
+    def tasks_wording(self, count: int) -> str:
+        """ "12 HITs", "1 task": a number of published tasks in the channel's words."""
+        return f"{count} {self.task_noun[0] if count == 1 else self.task_noun[1]}"
+
+    def unreachable_wording(self, environment: str) -> str:
+        """What to start or check when the marketplace of `environment` does not answer."""
+        return f"{self.label} does not answer: check the network and try again."
 
     # -- money
 

@@ -40,6 +40,19 @@ def policies() -> list[ChannelPolicy]:
     return [POLICIES[channel] for channel in Campaign.Channel.values if channel in POLICIES]
 
 
+def channel_choices() -> list[tuple[str, str]]:
+    """(channel, name with its status note) wherever a researcher chooses a channel: the
+    default first, then the other open channels, then the closed ones (MTurk)."""
+    default = Campaign._meta.get_field("channel").default
+    ordered = sorted(policies(), key=lambda policy: (policy.channel != default, bool(policy.status_note)))
+    return [(policy.channel, policy.offered_label) for policy in ordered]
+
+
+def channel_offers() -> list[str]:
+    """ "links: Participant links", ...: the choices for help texts and command-line help."""
+    return [f"{channel}: {label}" for channel, label in channel_choices()]
+
+
 def frame_origins() -> tuple[str, ...]:
     """The worker sites of every channel that shows our HIT pages in an iframe."""
     return tuple(dict.fromkeys(origin for policy in POLICIES.values() for origin in policy.frame_origins))

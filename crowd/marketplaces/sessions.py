@@ -9,6 +9,7 @@ gave them. Task-level approvals are ours; what a channel adds (a Prolific study 
 its submissions and bonuses) is in its own package, which subclasses `SessionMarketplace`.
 """
 
+from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 
@@ -56,6 +57,9 @@ class SessionMarketplace:
     def batch_open(self, *, batch: Batch) -> None:
         """Nothing to open for the batch as a whole (a channel with studies overrides it)."""
 
+    def reachable_check(self) -> None:
+        """Nothing remote to reach (a channel with a remote overrides it)."""
+
     # -- Reading --
 
     def hit_get(self, hit_id: str) -> RemoteHIT:
@@ -79,26 +83,35 @@ class SessionMarketplace:
     def assignments_list(self, hit_id: str) -> list[RemoteAssignment]:
         """The answers that arrived through a hold of the participant who gave them, in a session
         its channel confirmed and did not withdraw (crowd.sessions.holds)."""
-        hit = (
-            HIT.objects.select_related("task__batch__topic__campaign")
-            .filter(channel=self.channel, environment=self.environment, hit_id=hit_id)
-            .first()
-        )
-        if hit is None:
-            raise NotFoundAtMarketplace(f"There is no HIT {hit_id} on {self.label}.")
-        delay = timedelta(seconds=hit.task.batch.topic.campaign.auto_approval_delay_seconds)
+        listed = self.assignments_by_hit([hit_id])[hit_id]
+        if isinstance(listed, MarketplaceError):
+            raise listed
+        return listed
+
+    def assignments_by_hit(self, hit_ids: Sequence[str]) -> dict[str, list[RemoteAssignment] | MarketplaceError]:
+        """`assignments_list` of every HIT in three reads, whatever their number."""
+        hits = {
+            hit.task_id: hit
+            for hit in HIT.objects.select_related("task__batch__topic__campaign").filter(
+                channel=self.channel, environment=self.environment, hit_id__in=list(hit_ids)
+            )
+        }
         holds = (
-            TaskHold.objects.filter(task_id=hit.task_id, submitted_at__isnull=False, released_at__isnull=True)
+            TaskHold.objects.filter(task_id__in=list(hits), submitted_at__isnull=False, released_at__isnull=True)
             .filter(session_confirmed("session__"))
             .select_related("session__worker")
         )
-        answers = {(a.assignment_id, a.worker_id): a for a in Assignment.objects.filter(task_id=hit.task_id)}
-        listed = []
+        answers = {
+            (a.task_id, a.assignment_id, a.worker_id): a for a in Assignment.objects.filter(task_id__in=list(hits))
+        }
+        listed: dict[str, list[RemoteAssignment]] = {hit.hit_id: [] for hit in hits.values()}
         for hold in holds:
-            answer = answers.get((hold.assignment_id, hold.session.worker_id))
+            answer = answers.get((hold.task_id, hold.assignment_id, hold.session.worker_id))
             if answer is None:
                 continue
-            listed.append(
+            hit = hits[hold.task_id]
+            delay = timedelta(seconds=hit.task.batch.topic.campaign.auto_approval_delay_seconds)
+            listed[hit.hit_id].append(
                 RemoteAssignment(
                     assignment_id=hold.assignment_id,
                     worker_id=hold.session.worker.external_id,
@@ -111,7 +124,16 @@ class SessionMarketplace:
                     feedback=answer.reject_reason,
                 )
             )
-        return listed
+        unknown = {
+            hit_id: NotFoundAtMarketplace(f"There is no HIT {hit_id} on {self.label}.")
+            for hit_id in hit_ids
+            if hit_id not in listed
+        }
+        return {**listed, **unknown}
+
+    def hits_reviewable(self) -> list[RemoteHIT]:
+        """None: every answer reaches us through its session first."""
+        return []
 
     def assignment_get(self, assignment_id: str) -> RemoteAssignment:
         hold = (

@@ -3,42 +3,51 @@ beside the crowd-level agreement statistics, each next to what Falke & Gurevych 
 reported, the bootstrap stability curve (van Halteren & Teufel 2004) and, when the same
 topic was run twice, the reliability between the runs.
 
-Everything is computed from the counted labels (see crowd.qc.worker_quality); "without the
+A report reads what the QC job stored (WorkerQuality, QualityStatistics; see
+crowd.qc.statistics) and computes nothing on the labels, so a page costs the same few
+queries at any number of topics, workers or labels; it says when the figures were computed.
+The workers come a page at a time, filtered by worker id and status. "Without the
 excluded" drops the workers aggregation drops. Undefined statistics are None.
 """
 
 import math
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
-import numpy as np
-from django.db.models import F, QuerySet
+from django.core.paginator import Page, Paginator
+from django.db.models import Avg, F, QuerySet
 from django.utils.safestring import SafeString
 
+from annotation.campaigns import campaigns_visible_to
 from annotation.models import Campaign, Proposition, Topic
-from crowd.models import WorkerQuality
-from crowd.qc.svg import histogram_svg, line_svg
-from crowd.qc.worker_quality import LOO_FLOOR, TRAP_FAIL_AT, CountedLabels, counted_labels, excluded_worker_ids
-from crowd.quality import (
-    RunReliability,
-    StabilityPoint,
-    bootstrap_stability,
-    krippendorff_alpha,
-    majority_agreement,
-    meta_worker_agreement,
-    run_reliability,
-    trap_report,
+from crowd.models import LikertLabel, QualityStatistics, WorkerQuality, WorkerQualityQuerySet, counted
+from crowd.qc.statistics import LOO_RANGE
+from crowd.qc.svg import binned_histogram_svg, line_svg
+from crowd.qc.worker_quality import (
+    AGREEMENT_FLOOR,
+    LOO_FLOOR,
+    MAX_UNTOUCHED_SHARE,
+    SPEEDER_FRACTION,
+    SPEEDER_MIN_HITS,
+    TRAP_FAIL_AT,
 )
-from ranking.likert import likert_means
+from crowd.quality import RunReliability, StabilityPoint, run_reliability
 
 PAPER_TRAP_MEANS = {Proposition.TrapKind.OBVIOUS: 1.08, Proposition.TrapKind.SUBTLE: 1.14}
 PAPER_LIKERT_AGREEMENT = "0.80–0.81"
 PAPER_MAJORITY_AGREEMENT = "0.73–0.78"
 PAPER_RUN_RELIABILITY = "0.73–0.82"
-STABILITY_DRAWS = 100
-STABILITY_MAX_ITEMS = 5_000  # a random subset estimates the same curve, in a page's time
-STABILITY_SEED = 2004  # a fixed seed: the page shows the same curve on every load
+WORKERS_PER_PAGE = 50
+# The worker table's status filter: value -> label (the rows each keeps: _workers_filtered).
+WORKER_FILTERS = {
+    "": "all workers",
+    "excluded": "excluded",
+    "included": "included",
+    "overridden": "with an override",
+    "speeder": "speeders",
+    "untouched": "with untouched orderings",
+}
 CSV_HEADER = [
     "worker",
     "labels",
@@ -46,10 +55,19 @@ CSV_HEADER = [
     "loo_r",
     "traps_seen",
     "traps_failed",
+    "obvious_traps_seen",
+    "obvious_traps_failed",
+    "subtle_traps_seen",
+    "subtle_traps_failed",
     "votes",
     "comparison_agreement",
+    "orderings",
     "untouched_orderings",
+    "likert_seconds",
+    "comparison_seconds",
+    "speeder",
     "computed_status",
+    "computed_reason",
     "override_status",
     "override_reason",
     "status",
@@ -80,10 +98,37 @@ class RunComparison:
 
 
 @dataclass(frozen=True)
+class WorkerFilter:
+    """Which page of the worker table: `search` in the worker id, `status` a WORKER_FILTERS key."""
+
+    search: str = ""
+    status: str = ""
+    page: int | str = 1
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What quality control needs and does, as the page states it (crowd.quality.exclusion_reasons)."""
+
+    min_items: int
+    min_traps: int
+    min_orderings: int
+    max_label_share: float
+    trap_fail_at: int = TRAP_FAIL_AT
+    loo_floor: float = LOO_FLOOR
+    agreement_floor: float = AGREEMENT_FLOOR
+    max_untouched_share: float = MAX_UNTOUCHED_SHARE
+    speeder_fraction: float = SPEEDER_FRACTION
+    speeder_min_hits: int = SPEEDER_MIN_HITS
+
+
+@dataclass(frozen=True)
 class QualityReport:
     campaign: Campaign
     topic: Topic | None
-    workers: list[WorkerQuality]
+    computed_at: datetime | None  # None: quality control has not stored statistics yet
+    workers: Page
+    worker_filter: WorkerFilter
     labels: int
     excluded_labels: int
     votes: int
@@ -92,15 +137,17 @@ class QualityReport:
     majority_agreement: Statistic
     alpha: Statistic
     stability: list[StabilityPoint]
+    loo_counts: list[int]
     loo_cutoff: float | None
+    seconds_per_hit: dict[str, float]  # the campaign's median per kind of HIT
+    rules: Rules
     comparable: list[Campaign]
     run: RunComparison | None
 
     def loo_histogram(self) -> SafeString:
-        return histogram_svg(
-            [worker.loo_r for worker in self.workers],
-            bins=20,
-            value_range=(-1.0, 1.0),
+        return binned_histogram_svg(
+            self.loo_counts,
+            value_range=LOO_RANGE,
             cutoff=self.loo_cutoff,
             cutoff_label="excluded up to",
             title="Leave-one-out correlation per worker",
@@ -119,128 +166,141 @@ class QualityReport:
 
 
 def campaign_quality_report(
-    campaign: Campaign, topic: Topic | None = None, compare_with: Campaign | None = None
+    campaign: Campaign,
+    topic: Topic | None = None,
+    compare_with: Campaign | None = None,
+    workers: WorkerFilter | None = None,
+    viewer=None,
 ) -> QualityReport:
-    """The report for the campaign, or for one topic of it; `compare_with` (one of
-    `comparable_campaigns`) adds the reliability between the two runs."""
-    data = counted_labels(campaign_id=campaign.pk, topic_id=topic.pk if topic else None)
-    excluded = excluded_worker_ids(campaign.pk)
-    kept = [label for label in data.ratings if label[0] not in excluded]
-    kept_votes = [vote for vote in data.votes if vote[0] not in excluded]
-    n = campaign.assignments_per_hit
+    """The report for the campaign, or for one topic of it, from the stored statistics and
+    one page of the worker table; `compare_with` (one of `comparable_campaigns`) adds the
+    reliability between the two runs, whose choices are those `viewer` sees."""
+    stored = (
+        QualityStatistics.objects.filter(campaign=campaign, topic=topic)
+        .only("figures", "workers", "computed_at")
+        .first()
+    )
+    figures = stored.figures if stored else {}
+    # The campaign-wide figures of a topic's page (cut-off, times) come from the campaign's row.
+    overall = figures if topic is None else _campaign_figures(campaign)
+    worker_filter = workers or WorkerFilter()
     return QualityReport(
         campaign=campaign,
         topic=topic,
-        workers=_workers(campaign, topic, data),
-        labels=len(data.likert),
-        excluded_labels=sum(label[0] in excluded for label in data.likert),
-        votes=sum(data.votes_per_worker.values()),
-        trap_means=_trap_means(data),
-        likert_agreement=_statistic(lambda labels: meta_worker_agreement(labels, n), data.ratings, kept),
-        majority_agreement=_statistic(majority_agreement, data.votes, kept_votes),
-        alpha=_statistic(krippendorff_alpha, data.ratings, kept),
-        stability=_stability(kept),
-        loo_cutoff=_loo_cutoff(campaign),
-        comparable=list(comparable_campaigns(campaign, topic)),
-        run=_run_comparison(campaign, topic, compare_with, kept) if compare_with else None,
+        computed_at=stored.computed_at if stored else None,
+        workers=_workers_page(campaign, stored.workers if stored and topic else None, worker_filter),
+        worker_filter=worker_filter,
+        labels=figures.get("labels", 0),
+        excluded_labels=figures.get("excluded_labels", 0),
+        votes=figures.get("votes", 0),
+        trap_means=_trap_means(figures.get("trap_means", {})),
+        likert_agreement=Statistic(*figures.get("likert_agreement", (None, None))),
+        majority_agreement=Statistic(*figures.get("majority_agreement", (None, None))),
+        alpha=Statistic(*figures.get("alpha", (None, None))),
+        stability=[
+            StabilityPoint(size, _nan(mean), _nan(sd), items) for size, mean, sd, items in figures.get("stability", [])
+        ],
+        loo_counts=figures.get("loo_histogram", []),
+        loo_cutoff=overall.get("loo_cutoff"),
+        seconds_per_hit={kind: median for kind, (median, _hits) in overall.get("seconds_per_hit", {}).items()},
+        rules=Rules(
+            min_items=campaign.qc_min_items,
+            min_traps=campaign.qc_min_traps,
+            min_orderings=campaign.qc_min_orderings,
+            max_label_share=campaign.qc_max_label_share,
+        ),
+        comparable=list(comparable_campaigns(campaign, topic, viewer)),
+        run=_run_comparison(campaign, topic, compare_with) if compare_with else None,
     )
 
 
-def _defined(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def _statistic(compute, everything: list, kept: list) -> Statistic:
-    return Statistic(_defined(compute(everything)), _defined(compute(kept)))
-
-
-def _stability(labels: list) -> list[StabilityPoint]:
-    """The bootstrap curve on at most STABILITY_MAX_ITEMS propositions drawn at random:
-    every item's ρ contribution is alike, so a subset estimates the same curve."""
-    items = sorted({label[1] for label in labels})
-    if len(items) > STABILITY_MAX_ITEMS:
-        chosen = set(random.Random(STABILITY_SEED).sample(items, STABILITY_MAX_ITEMS))
-        labels = [label for label in labels if label[1] in chosen]
-    return bootstrap_stability(labels, draws=STABILITY_DRAWS, rng=np.random.default_rng(STABILITY_SEED))
-
-
-def _workers(campaign: Campaign, topic: Topic | None, data: CountedLabels) -> list[WorkerQuality]:
-    """The campaign's worker rows (for a topic: of the workers with labels or votes in it),
-    lowest leave-one-out r first."""
-    rows = WorkerQuality.objects.filter(campaign=campaign).select_related("worker")
-    if topic is not None:
-        rows = rows.filter(worker_id__in={label[0] for label in data.likert} | set(data.votes_per_worker))
-    return list(rows.order_by(F("loo_r").asc(nulls_last=True), "worker__external_id"))
-
-
-def _trap_means(data: CountedLabels) -> list[TrapMean]:
-    kinds = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT).kinds
-    return [
-        TrapMean(kind, _defined(kinds[kind].mean), kinds[kind].n, paper)
-        if kind in kinds
-        else TrapMean(kind, None, 0, paper)
-        for kind, paper in PAPER_TRAP_MEANS.items()
-    ]
-
-
-def _loo_cutoff(campaign: Campaign) -> float | None:
-    """The highest leave-one-out r among the workers quality control excluded for their
-    correlation (below the floor, and not for failing traps); None when there are none."""
-    cutoff = None
-    for quality in WorkerQuality.objects.filter(
-        campaign=campaign, computed_status=WorkerQuality.Status.EXCLUDED, loo_r__lt=LOO_FLOOR
-    ).only("loo_r", "traps_seen", "traps_failed"):
-        assert quality.loo_r is not None, "loo_r__lt excludes NULL"
-        failed_traps = quality.traps_seen >= 2 and 2 * quality.traps_failed >= quality.traps_seen
-        if not failed_traps and (cutoff is None or quality.loo_r > cutoff):
-            cutoff = quality.loo_r
-    return cutoff
-
-
-def comparable_campaigns(campaign: Campaign, topic: Topic | None = None) -> QuerySet[Campaign]:
-    """Other runs: the owner's other campaigns with a topic of the same key (any of the
-    campaign's keys, or the topic's)."""
-    keys = [topic.key] if topic else campaign.topics.values("key")
+def _campaign_figures(campaign: Campaign) -> dict:
     return (
-        Campaign.objects.filter(owner=campaign.owner, owner__isnull=False, topics__key__in=keys)
-        .exclude(pk=campaign.pk)
-        .distinct()
-        .order_by("name")
+        QualityStatistics.objects.filter(campaign=campaign, topic__isnull=True)
+        .values_list("figures", flat=True)
+        .first()
+        or {}
     )
 
 
-def _run_comparison(campaign: Campaign, topic: Topic | None, other: Campaign, kept: list) -> RunComparison:
+def _trap_means(stored: dict[str, list]) -> list[TrapMean]:
+    """Each kind's stored [mean, labels] beside the paper's mean; a kind never labelled: none."""
+    means = []
+    for kind, paper in PAPER_TRAP_MEANS.items():
+        mean, labels = stored.get(kind, (None, 0))
+        means.append(TrapMean(kind, mean, labels, paper))
+    return means
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _workers_page(campaign: Campaign, topic_workers: list[int] | None, chosen: WorkerFilter) -> Page:
+    """One page of the campaign's worker rows (of a topic: of the workers with labels or
+    votes in it), lowest leave-one-out r first: a count and a page, two queries."""
+    rows = WorkerQuality.objects.filter(campaign=campaign).select_related("worker")
+    if topic_workers is not None:
+        rows = rows.filter(worker_id__in=topic_workers)
+    if chosen.search.strip():
+        rows = rows.filter(worker__external_id__icontains=chosen.search.strip())
+    rows = _workers_filtered(rows, chosen.status)
+    ordered = rows.order_by(F("loo_r").asc(nulls_last=True), "worker__external_id", "pk")
+    return Paginator(ordered, WORKERS_PER_PAGE).get_page(chosen.page)
+
+
+def _workers_filtered(rows: WorkerQualityQuerySet, status: str) -> WorkerQualityQuerySet:
+    if status == "excluded":
+        return rows.excluded()
+    if status == "included":
+        return rows.included()
+    if status == "overridden":
+        return rows.exclude(override_status="")
+    if status == "speeder":
+        return rows.filter(speeder=True)
+    if status == "untouched":
+        return rows.filter(untouched_orderings__gt=0)
+    return rows
+
+
+def comparable_campaigns(campaign: Campaign, topic: Topic | None = None, viewer=None) -> QuerySet[Campaign]:
+    """Other runs: the owner's other campaigns with a topic of the same key (any of the
+    campaign's keys, or the topic's); only those `viewer` sees, when given (a collaborator on
+    this campaign does not see the owner's other campaigns unless they are shared too)."""
+    keys = [topic.key] if topic else campaign.topics.values("key")
+    runs = Campaign.objects.filter(owner=campaign.owner, owner__isnull=False, topics__key__in=keys)
+    if viewer is not None:
+        runs = runs.filter(pk__in=campaigns_visible_to(viewer))
+    return runs.exclude(pk=campaign.pk).distinct().order_by("name")
+
+
+def _run_comparison(campaign: Campaign, topic: Topic | None, other: Campaign) -> RunComparison:
     """Pearson and Spearman between the two runs' Likert means (traps and excluded workers
-    left out) of the propositions both runs share: same topic key, same normalized text."""
-    ours = _means_by_text(_propositions(campaign, topic), kept)
-    other_topic = other.topics.filter(key=topic.key).first() if topic else None
-    other_data = counted_labels(campaign_id=other.pk, topic_id=other_topic.pk if other_topic else None)
-    other_excluded = excluded_worker_ids(other.pk)
-    other_kept = [label for label in other_data.ratings if label[0] not in other_excluded]
-    theirs = _means_by_text(_propositions(other, other_topic), other_kept)
-    return RunComparison(other, run_reliability(ours, theirs))
+    left out) of the propositions both runs share: same topic key, same normalized text.
+    The means are the database's (one grouped query per run), only when asked for."""
+    key = topic.key if topic else None
+    return RunComparison(other, run_reliability(_means_by_text(campaign, key), _means_by_text(other, key)))
 
 
-def _propositions(campaign: Campaign, topic: Topic | None) -> dict[int, tuple[str, str]]:
-    scope = {"topic": topic} if topic else {"topic__campaign": campaign}
-    return {
-        pk: (key, text)
-        for pk, key, text in Proposition.objects.filter(trap_kind=Proposition.TrapKind.NONE, **scope).values_list(
-            "pk", "topic__key", "normalized"
-        )
-    }
-
-
-def _means_by_text(texts: dict[int, tuple[str, str]], labels: list) -> dict[tuple[str, str], float]:
-    return {texts[item]: mean for item, (mean, _) in likert_means(labels).items() if item in texts}
+def _means_by_text(campaign: Campaign, key: str | None) -> dict[tuple[str, str], float]:
+    """{(topic key, normalized text): mean} over the campaign's counted labels on non-trap
+    propositions (of the topic `key`, if given), excluded workers left out."""
+    labels = LikertLabel.objects.filter(
+        counted("assignment__"),
+        proposition__topic__campaign=campaign,
+        proposition__trap_kind=Proposition.TrapKind.NONE,
+    ).exclude(worker_id__in=WorkerQuality.objects.excluded().filter(campaign=campaign).values("worker_id"))
+    if key is not None:
+        labels = labels.filter(proposition__topic__key=key)
+    rows = labels.values_list("proposition__topic__key", "proposition__normalized").annotate(mean=Avg("score"))
+    return {(topic_key, text): mean for topic_key, text, mean in rows}
 
 
 def worker_quality_csv_rows(campaign: Campaign) -> Iterator[list]:
     """The header, then one row per worker of the campaign (by worker id)."""
     yield CSV_HEADER
-    for quality in (
-        WorkerQuality.objects.filter(campaign=campaign).select_related("worker").order_by("worker__external_id")
-    ):
+    rows = WorkerQuality.objects.filter(campaign=campaign).select_related("worker").order_by("worker__external_id")
+    for quality in rows.iterator(chunk_size=2000):
         yield [
             quality.worker.external_id,
             quality.labels,
@@ -248,10 +308,19 @@ def worker_quality_csv_rows(campaign: Campaign) -> Iterator[list]:
             _blank(quality.loo_r),
             quality.traps_seen,
             quality.traps_failed,
+            quality.obvious_traps_seen,
+            quality.obvious_traps_failed,
+            quality.subtle_traps_seen,
+            quality.subtle_traps_failed,
             quality.votes,
             _blank(quality.comparison_agreement),
+            quality.orderings,
             quality.untouched_orderings,
+            _blank(quality.likert_seconds),
+            _blank(quality.comparison_seconds),
+            int(quality.speeder),
             quality.computed_status,
+            quality.computed_reason,
             quality.override_status,
             quality.override_reason,
             quality.status,

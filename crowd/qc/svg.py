@@ -57,8 +57,36 @@ def histogram_svg(
     low, high = value_range or ((data.min(), data.max()) if data.size else (0.0, 1.0))
     if high <= low:
         low, high = low - 0.5, high + 0.5
-    counts, edges = np.histogram(data, bins=bins, range=(low, high))
-    frame = _Frame(low, high, 0.0, max(1.0, float(counts.max(initial=0))))
+    counts, _edges = np.histogram(data, bins=bins, range=(low, high))
+    return binned_histogram_svg(
+        [int(count) for count in counts],
+        value_range=(float(low), float(high)),
+        cutoff=cutoff,
+        cutoff_label=cutoff_label,
+        title=title,
+        x_label=x_label,
+        y_label=y_label,
+    )
+
+
+def binned_histogram_svg(
+    counts: Sequence[int],
+    *,
+    value_range: tuple[float, float],
+    cutoff: float | None = None,
+    cutoff_label: str = "cut-off",
+    title: str,
+    x_label: str,
+    y_label: str = "count",
+) -> SafeString:
+    """The same chart from counts already binned: `counts[i]` values in the i-th of
+    len(counts) equal-width bins over `value_range` (as stored by a job, so a page draws
+    the chart without the values)."""
+    low, high = value_range
+    bins = len(counts)
+    edges = np.linspace(low, high, bins + 1)
+    total = int(sum(counts))
+    frame = _Frame(low, high, 0.0, max(1.0, float(max(counts, default=0))))
     parts = _axes(frame, x_label, y_label, integer_y=True)
     for count, left, right in zip(counts, edges[:-1], edges[1:]):
         if count:
@@ -68,11 +96,11 @@ def histogram_svg(
                 f'width="{max(frame.x(right) - frame.x(left) - 1, 1):.1f}" height="{frame.y(0) - top:.1f}">'
                 f"<title>{_number(left)} to {_number(right)}: {count}</title></rect>"
             )
-    summary = f"{data.size} values in {bins} bins from {_number(low)} to {_number(high)}"
+    summary = f"{total} values in {bins} bins from {_number(low)} to {_number(high)}"
     if cutoff is not None:
         parts.append(_vertical_line(frame, cutoff, f"{cutoff_label} {cutoff:.2f}"))
         summary += f"; {cutoff_label} {cutoff:.2f}"
-    if not data.size:
+    if not total:
         parts.append(_no_data())
     return _svg(title, summary + ".", parts)
 

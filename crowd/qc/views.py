@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.campaigns import campaigns_visible_to
+from annotation.access import campaign_for_request
 from annotation.models import Campaign, Topic
 from config.errors import ApplicationError
 from config.spreadsheets import SpreadsheetWriter
@@ -21,22 +21,30 @@ from crowd.qc.report import (
     PAPER_LIKERT_AGREEMENT,
     PAPER_MAJORITY_AGREEMENT,
     PAPER_RUN_RELIABILITY,
-    STABILITY_MAX_ITEMS,
+    WORKER_FILTERS,
+    WorkerFilter,
     campaign_quality_report,
     comparable_campaigns,
     worker_quality_csv_rows,
 )
+from crowd.qc.statistics import STABILITY_MAX_ITEMS, STABILITY_TOPIC_MAX_ITEMS
 from crowd.qc.worker_quality import worker_quality_override
 
 
 def _campaign(request: HttpRequest, slug: str) -> Campaign:
-    return get_object_or_404(campaigns_visible_to(request.user), slug=slug)
+    return campaign_for_request(request, slug)  # a viewer's POST is a 403 (annotation.access)
 
 
 def _report_page(request: HttpRequest, campaign: Campaign, topic: Topic | None) -> HttpResponse:
     compare = request.GET.get("compare")
-    other = get_object_or_404(comparable_campaigns(campaign, topic), slug=compare) if compare else None
-    report = campaign_quality_report(campaign, topic, compare_with=other)
+    other = get_object_or_404(comparable_campaigns(campaign, topic, request.user), slug=compare) if compare else None
+    status = request.GET.get("status", "")
+    workers = WorkerFilter(
+        search=request.GET.get("worker", "")[:64],
+        status=status if status in WORKER_FILTERS else "",
+        page=request.GET.get("page", 1),
+    )
+    report = campaign_quality_report(campaign, topic, compare_with=other, workers=workers, viewer=request.user)
     return render(
         request,
         "quality/report.html",
@@ -48,7 +56,8 @@ def _report_page(request: HttpRequest, campaign: Campaign, topic: Topic | None) 
                 "runs": PAPER_RUN_RELIABILITY,
             },
             "override_choices": cast(forms.ChoiceField, OverrideForm.base_fields["status"]).choices,
-            "stability_max_items": STABILITY_MAX_ITEMS,
+            "stability_max_items": STABILITY_TOPIC_MAX_ITEMS if topic else STABILITY_MAX_ITEMS,
+            "worker_filters": WORKER_FILTERS,
         },
     )
 

@@ -2,24 +2,38 @@
 its counted labels, store them, record each change of status, and let an admin override.
 
 The statistics are the pure core's (`crowd.quality`, after Falke & Gurevych 2017); this
-module fetches, stores and audits. Counted means what aggregation counts
-(`crowd.models.counted`): answers their channel confirmed and nobody rejected. Excluded
-workers' labels stay in the database; aggregation leaves out `excluded_worker_ids`.
+module stores and audits them, on the labels `crowd.qc.counted` reads (what aggregation
+counts). Excluded workers' labels stay in the database; aggregation leaves out
+`excluded_worker_ids`. The crowd-level statistics of the report are stored by the same job
+(`crowd.qc.statistics`).
+
+What quality control needs before it excludes anyone is a campaign setting: `qc_min_items`
+shared Likert items, `qc_min_traps` trap answers, `qc_min_orderings` orderings (an ordering
+of five is ten pairwise votes but one judgement). Speeders are flagged, never excluded.
 """
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
 from operator import itemgetter
 
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.models import Campaign, Proposition
+from annotation.models import Batch, Campaign, Proposition
 from config.errors import ApplicationError, NotFound
-from crowd.models import Assignment, Comparison, LikertLabel, Worker, WorkerDecision, WorkerQuality, counted
-from crowd.quality import comparison_agreement, exclusion_reasons, leave_one_out_details, trap_report
+from crowd.models import Assignment, Worker, WorkerDecision, WorkerQuality
+from crowd.qc.counted import CountedLabels, counted_labels
+from crowd.qc.statistics import statistics_refresh
+from crowd.quality import (
+    HitTimes,
+    TrapStats,
+    comparison_agreement,
+    exclusion_reasons,
+    leave_one_out_details,
+    time_report,
+    trap_report,
+)
 from crowd.work.review import assignment_reject, worker_block
 
 logger = logging.getLogger(__name__)
@@ -27,6 +41,10 @@ logger = logging.getLogger(__name__)
 TRAP_FAIL_AT = 3  # a trap rated "moderately important" (3) or higher is failed
 LOO_FLOOR = 0.5  # leave-one-out r at or above this never excludes a worker
 AGREEMENT_FLOOR = 0.6  # nor does a comparison agreement at or above this
+MAX_UNTOUCHED_SHARE = 0.5  # more than this share of a worker's orderings untouched excludes them
+
+SPEEDER_FRACTION = 1 / 3  # a worker's median time per HIT below this share of the campaign's
+SPEEDER_MIN_HITS = 3  # over at least this many HITs of the kind
 
 COMPUTED_FIELDS = [
     "labels",
@@ -34,10 +52,19 @@ COMPUTED_FIELDS = [
     "loo_r",
     "traps_seen",
     "traps_failed",
+    "obvious_traps_seen",
+    "obvious_traps_failed",
+    "subtle_traps_seen",
+    "subtle_traps_failed",
     "votes",
     "comparison_agreement",
+    "orderings",
     "untouched_orderings",
+    "likert_seconds",
+    "comparison_seconds",
+    "speeder",
     "computed_status",
+    "computed_reason",
     "computed_at",
 ]
 OVERRIDE_ACTIONS = {
@@ -51,68 +78,20 @@ REJECT_FEEDBACK = (
 )
 
 
-@dataclass(frozen=True)
-class CountedLabels:
-    """The counted labels of a campaign or topic, keyed by worker and proposition ids."""
-
-    ratings: list[tuple[int, int, int]]  # (worker, proposition, score) on non-trap propositions
-    trap_labels: list[tuple[int, int, int]]  # the same on traps
-    traps: dict[int, str]  # trap proposition -> "obvious" | "subtle"
-    votes: list[tuple[int, int, int, int]]  # (worker, winner, loser, winner), untouched left out
-    votes_per_worker: Counter  # every counted vote, untouched ones included
-    untouched_votes: Counter  # worker -> votes from orderings submitted untouched
-    untouched_orderings: Counter  # worker -> orderings submitted untouched
-
-    @property
-    def likert(self) -> list[tuple[int, int, int]]:
-        return self.ratings + self.trap_labels
-
-
-def counted_labels(*, campaign_id: int, topic_id: int | None = None) -> CountedLabels:
-    """The counted labels of the campaign, or of one of its topics: three queries, whatever
-    the number of workers or labels."""
-    scope = {"topic_id": topic_id} if topic_id is not None else {"topic__campaign_id": campaign_id}
-    is_counted = counted("assignment__")
-    likert = list(
-        LikertLabel.objects.filter(**{f"proposition__{key}": value for key, value in scope.items()})
-        .filter(is_counted)
-        .values_list("worker_id", "proposition_id", "score")
-    )
-    traps = dict(
-        Proposition.objects.filter(**scope).exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", "trap_kind")
-    )
-    ratings: list[tuple[int, int, int]] = []
-    trap_labels: list[tuple[int, int, int]] = []
-    for label in likert:
-        (trap_labels if label[1] in traps else ratings).append(label)
-    votes: list[tuple[int, int, int, int]] = []
-    per_worker: Counter[int] = Counter()
-    untouched_votes: Counter[int] = Counter()
-    orderings: set[tuple[int, int]] = set()
-    rows = (
-        Comparison.objects.filter(**{f"winner__{key}": value for key, value in scope.items()})
-        .filter(is_counted)
-        .values_list("worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched")
-    )
-    for worker, winner, loser, assignment, untouched in rows:
-        per_worker[worker] += 1
-        if untouched:
-            untouched_votes[worker] += 1
-            orderings.add((worker, assignment))
-        else:
-            votes.append((worker, winner, loser, winner))
-    return CountedLabels(
-        ratings, trap_labels, traps, votes, per_worker, untouched_votes, Counter(worker for worker, _ in orderings)
-    )
-
-
 def campaign_quality_refresh(*, campaign_id: int) -> set[int]:
     """Recompute and store every worker's quality figures for the campaign; returns the ids
     of the excluded workers (overrides applied). Records a WorkerDecision for each worker
     whose computed status changed, and schedules the campaign's optional policies (block
-    excluded workers, reject assignments that failed every trap) for after commit.
+    excluded workers, reject assignments that failed every trap) for after commit. Then
+    stores the crowd-level statistics the report pages show (crowd.qc.statistics).
 
-    Runs under a lock on the campaign row, so concurrent refreshes queue up."""
+    The workers' figures are computed under a lock on the campaign row, so concurrent
+    refreshes queue up; the statistics after it, so overrides need not wait for them.
+
+    Not incremental per worker: a new label moves the leave-one-out r of every worker who
+    rated the same item, and the cap ranks all workers against all labels, so recomputing
+    only the workers with new labels would leave the others' figures and the exclusions
+    wrong. The costly crowd-level statistics are incremental per topic instead."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
         if campaign is None:
@@ -122,6 +101,7 @@ def campaign_quality_refresh(*, campaign_id: int) -> set[int]:
         excluded = _quality_rows_write(campaign, rows, reasons)
         _block_policy_schedule(campaign)
         _reject_policy_schedule(campaign)
+    statistics_refresh(campaign=campaign, data=data, workers=rows, excluded=excluded)
     return excluded
 
 
@@ -136,17 +116,28 @@ def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQ
         fail_at=TRAP_FAIL_AT,
         max_r=LOO_FLOOR,
         max_agreement=AGREEMENT_FLOOR,
-        untouched=data.untouched_votes,
+        min_traps=campaign.qc_min_traps,
+        min_orderings=campaign.qc_min_orderings,
+        orderings=data.orderings,
+        untouched_orderings=data.untouched_orderings,
+        max_untouched_share=MAX_UNTOUCHED_SHARE,
     )
     correlations = leave_one_out_details(data.ratings)
-    traps = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT).workers  # only trap labels count
+    trap_figures = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT)  # only trap labels count
+    traps = trap_figures.workers
+    obvious, subtle = (
+        trap_figures.worker_kinds.get(kind, {}) for kind in (Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE)
+    )
     agreement = comparison_agreement(data.votes)
+    times = time_report(data.times, fraction=SPEEDER_FRACTION, min_hits=SPEEDER_MIN_HITS)
     labels = Counter(map(itemgetter(0), data.ratings)) + Counter(map(itemgetter(0), data.trap_labels))
     now = timezone.now()
     rows = []
+    no_traps = TrapStats(0, 0)
     for worker in sorted(set(labels) | set(data.votes_per_worker)):
         correlation = correlations.get(worker)
         trap = traps.get(worker)
+        seconds = times.workers.get(worker, {})
         rows.append(
             WorkerQuality(
                 campaign=campaign,
@@ -156,14 +147,27 @@ def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQ
                 loo_r=correlation.r if correlation else None,
                 traps_seen=trap.seen if trap else 0,
                 traps_failed=trap.failed if trap else 0,
+                obvious_traps_seen=obvious.get(worker, no_traps).seen,
+                obvious_traps_failed=obvious.get(worker, no_traps).failed,
+                subtle_traps_seen=subtle.get(worker, no_traps).seen,
+                subtle_traps_failed=subtle.get(worker, no_traps).failed,
                 votes=data.votes_per_worker[worker],
                 comparison_agreement=agreement.get(worker),
+                orderings=data.orderings[worker] + data.untouched_orderings[worker],
                 untouched_orderings=data.untouched_orderings[worker],
+                likert_seconds=_median(seconds.get(Batch.Kind.LIKERT)),
+                comparison_seconds=_median(seconds.get(Batch.Kind.COMPARISON)),
+                speeder=worker in times.speeders,
                 computed_status=WorkerQuality.Status.EXCLUDED if worker in reasons else WorkerQuality.Status.OK,
+                computed_reason=reasons.get(worker, ""),
                 computed_at=now,
             )
         )
     return rows, reasons
+
+
+def _median(times: HitTimes | None) -> float | None:
+    return times.median if times else None
 
 
 def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: dict[int, str]) -> set[int]:

@@ -16,6 +16,8 @@ work in sessions instead. This module hands tasks out to sessions, one at a time
   participant's `workerId` and `turkSubmitTo` = the session's address, so the page posts
   the answer's copy back to the session (`hold_submit`), the way it posts to MTurk. Quality
   control, traps and the ranking loop see exactly the labels an MTurk HIT would give.
+* A campaign with a consent text hands a session no task before its participant agreed to it
+  (`session_consent`, which records when); `hold_next` refuses with `ConsentRequired`.
 * An answer stored by the page counts only when it belongs to a hold of its participant in a
   session its channel confirmed (crowd.models.session_confirmed: a Prolific session is opened
   only for a submission Prolific lists) — `hold_submit`, or `sessions_verify` when the copy
@@ -64,6 +66,27 @@ class Progress:
 
 
 # ---- Who may work ------------------------------------------------------------------------
+
+
+class ConsentRequired(ApplicationError):
+    """The campaign asks for consent and this session's participant has not given it."""
+
+    code = "consent_required"
+    http_status = 403
+
+
+def consent_due(session: WorkSession) -> bool:
+    """The campaign has a consent text and the participant has not agreed to it in this session."""
+    return bool(session.campaign.consent_text.strip()) and session.consented_at is None
+
+
+def session_consent(session: WorkSession, *, now: datetime | None = None) -> WorkSession:
+    """The participant agreed to the campaign's consent text: recorded once, with the time
+    (a second agreement, from a page opened twice, keeps the first time)."""
+    now = now or timezone.now()
+    WorkSession.objects.filter(pk=session.pk, consented_at__isnull=True).update(consented_at=now)
+    session.refresh_from_db(fields=["consented_at"])
+    return session
 
 
 def worker_turned_away(*, campaign: Campaign, worker: Worker) -> bool:
@@ -191,10 +214,12 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
     now = now or timezone.now()
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=session.campaign_id)
+        session.refresh_from_db(fields=["status", "consented_at"])
+        if campaign.consent_text.strip() and session.consented_at is None:
+            raise ConsentRequired("Please read the study information and agree to it before the first task.")
         current = hold_current(session, now=now)
         if current is not None:
             return current
-        session.refresh_from_db(fields=["status"])
         if session.status != WorkSession.Status.ACTIVE or _done(session) >= session.tasks_target:
             return None
         task = _task_free_for(session, now=now)

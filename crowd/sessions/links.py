@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -82,10 +82,11 @@ class ParticipantRow:
     tasks: int
     last_active: datetime | None
     excluded: bool
+    consented_at: datetime | None = None  # when they first agreed to the consent page (WorkSession.consented_at)
 
 
 def participants(*, campaign: Campaign) -> list[ParticipantRow]:
-    """Per participant of the campaign's links: sessions, tasks done, last activity."""
+    """Per participant of the campaign's links: sessions, tasks done, last activity, first consent."""
     per_worker = (
         WorkSession.objects.filter(campaign=campaign, link__isnull=False)
         .values("link_id", "worker_id", "worker__external_id")
@@ -94,6 +95,7 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
             finished=Count("id", filter=Q(status=WorkSession.Status.FINISHED), distinct=True),
             tasks=Count("holds", filter=Q(holds__submitted_at__isnull=False), distinct=True),
             last_active=Max("holds__submitted_at"),
+            consented_at=Min("consented_at"),
         )
     )
     excluded = {q.worker_id for q in WorkerQuality.objects.filter(campaign=campaign) if q.excluded}
@@ -113,6 +115,7 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
                 tasks=row["tasks"],
                 last_active=row["last_active"],
                 excluded=row["worker_id"] in excluded,
+                consented_at=row["consented_at"],
             )
         )
     for link in links_by_id.values():

@@ -120,6 +120,8 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
         return render(request, "session/unavailable.html", status=403)
     if session.status == WorkSession.Status.ABANDONED:
         return _message(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
+    if session.status == WorkSession.Status.ACTIVE and holds.consent_due(session):
+        return _consent_page(request, session)
     hold = holds.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
     if hold is None and session.status == WorkSession.Status.ACTIVE:
         return _nothing_left(request, session)
@@ -141,8 +143,33 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
             "progress": progress,
             "percent": round(100 * progress.done / progress.target),
             "task_url": f"{reverse('hit:page', args=[hold.task.uuid])}?{query}",
+            "task_title": session.campaign.title_for(hold.task.kind),  # a Likert or an ordering task's own
         },
     )
+
+
+@require_POST
+def session_consent(request: HttpRequest, key) -> HttpResponse:
+    """The consent page's answer: agreeing records the time and goes on to the first task;
+    anything else shows the page again. No task is handed out here."""
+    try:
+        session = holds.session_get(key)
+    except NotFound as error:
+        return _message(request, "Unknown session", error.message, 404)
+    if request.POST.get("agree") != "yes":
+        return _consent_page(request, session, error="Tick the box to agree, or close this page if you do not.")
+    if session.status == WorkSession.Status.ACTIVE and holds.session_is_confirmed(session):
+        holds.session_consent(session)
+    return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
+
+
+def _consent_page(request: HttpRequest, session: WorkSession, *, error: str = "") -> HttpResponse:
+    if session.study is not None:
+        decline = "If you do not agree, please return the study on Prolific; returning does not affect your record."
+    else:
+        decline = "If you do not agree, just close this page: no answer of yours is recorded."
+    context = {"session": session, "text": session.campaign.consent_text, "decline": decline, "error": error}
+    return render(request, "session/consent.html", context, status=400 if error else 200)
 
 
 @csrf_exempt

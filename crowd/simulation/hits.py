@@ -18,11 +18,15 @@ else a standard normal drawn from (seed, proposition id). Worker behaviours:
 
 A worker does each HIT at most once. The run ends when no HIT of interest has an assignment
 available (or no worker can take the ones left).
+
+`seed` names the crowd: its workers' ids, behaviours and noise, and the latent importances it
+draws; a demo that runs round after round keeps it, so the same 30 people come back, and
+changes `round_number`, which only reshuffles who takes which HIT and each answer's noise.
 """
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -192,9 +196,10 @@ class CrowdSession:
         self.judge = judge
         self.http = requests.Session()
 
-    def hits_available(self, worker: SimulatedWorker) -> dict[str, int]:
+    def hits_available(self, worker_id: str) -> dict[str, int]:
+        """The HITs the worker site lists for `worker_id` (those it has not worked on), with their free slots."""
         response = self.http.get(
-            f"{self.localturk}/worker/", params={"workerId": worker.worker_id, "format": "json"}, timeout=TIMEOUT
+            f"{self.localturk}/worker/", params={"workerId": worker_id, "format": "json"}, timeout=TIMEOUT
         )
         response.raise_for_status()
         return {hit["hitId"]: hit["available"] for hit in response.json()["hits"] if hit["available"] > 0}
@@ -254,21 +259,27 @@ def crowd_simulate(
     latent: Mapping[int, float] | None = None,
     traps: Iterable[int] = (),
     hit_ids: Iterable[str] | None = None,
+    round_number: int = 0,
+    on_submit: Callable[[SimulationReport], None] | None = None,
 ) -> SimulationReport:
-    """Let a simulated crowd work until no HIT (of `hit_ids`, if given) has a free assignment."""
+    """Let a simulated crowd work until no HIT (of `hit_ids`, if given) has a free assignment;
+    `on_submit` is told of every submitted answer."""
     if workers < 1:
         raise ValueError("A simulated crowd needs at least one worker.")
     crowd = crowd_make(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed)
     session = CrowdSession(localturk_url=localturk_url, judge=Judge(seed=seed, latent=latent, traps=traps))
     wanted = set(hit_ids) if hit_ids is not None else None
-    rngs = {worker.worker_id: random.Random(f"{seed}:{worker.worker_id}") for worker in crowd}
-    scheduler = random.Random(f"{seed}:schedule")
+    salt = round_salt(seed, round_number)
+    rngs = {worker.worker_id: random.Random(f"{salt}:{worker.worker_id}") for worker in crowd}
+    scheduler = random.Random(f"{salt}:schedule")
+    # Nobody of the crowd: the site hides the HITs a worker did, and any HIT with a slot counts here.
+    onlooker = f"ASIM{abs(seed) % 10**6:06d}ONLOOKER"
     tried: set[tuple[str, str]] = set()
     report = SimulationReport()
     while True:
         available = {
             hit_id: slots
-            for hit_id, slots in session.hits_available(crowd[0]).items()
+            for hit_id, slots in session.hits_available(onlooker).items()
             if wanted is None or hit_id in wanted
         }
         if not available:
@@ -287,6 +298,8 @@ def crowd_simulate(
                     report.submitted += 1
                     report.by_behaviour[worker.behaviour] += 1
                     progress = True
+                    if on_submit:
+                        on_submit(report)
                 elif outcome == "refused":
                     report.refused += 1
                 else:
@@ -294,3 +307,8 @@ def crowd_simulate(
         if not progress:
             break
     return report
+
+
+def round_salt(seed: int, round_number: int) -> str:
+    """What seeds a round's schedule and answer noise; round 0 keeps the seed alone (as before rounds)."""
+    return f"{seed}" if round_number == 0 else f"{seed}/{round_number}"

@@ -10,7 +10,7 @@ same crowd gives the same labels on every channel. Nothing here touches the data
 
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from html import unescape
 from urllib.parse import urljoin
 
@@ -27,10 +27,12 @@ from crowd.simulation.hits import (
     crowd_make,
     forms_parse,
     hit_form_fill,
+    round_salt,
 )
 
 TASK_FRAME = re.compile(r'<iframe class="session-task" src="([^"]+)"')
 NEXT_TASK = re.compile(r'id="session-next" data-next="([^"]+)"')
+ASKED_TO_RETURN = "return the study"  # what our pages ask of a Prolific participant they have no task for
 
 
 class Participant:
@@ -82,10 +84,12 @@ class Participant:
             response = self.http.get(urljoin(copied.url, unescape(following.group(1))), timeout=TIMEOUT)
 
 
-def _crowd(*, workers, spammers, trap_blind, seed, latent, traps):
+def _crowd(*, workers, spammers, trap_blind, seed, latent, traps, round_number):
+    """The crowd of `seed` (the same people every round), with the answer noise of `round_number`."""
     crowd = crowd_make(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed)
     judge = Judge(seed=seed, latent=latent, traps=traps)
-    return [Participant(worker, judge, random.Random(f"{seed}:{worker.worker_id}")) for worker in crowd]
+    salt = round_salt(seed, round_number)
+    return [Participant(worker, judge, random.Random(f"{salt}:{worker.worker_id}")) for worker in crowd]
 
 
 def links_simulate(
@@ -97,18 +101,30 @@ def links_simulate(
     seed: int = 0,
     latent: Mapping[int, float] | None = None,
     traps: Iterable[int] = (),
+    round_number: int = 0,
+    on_submit: Callable[[SimulationReport], None] | None = None,
 ) -> SimulationReport:
     """Everyone opens the same open link with their own code, session after session, until
-    a whole round of sessions finds nothing left to do."""
-    crowd = _crowd(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed, latent=latent, traps=traps)
-    scheduler = random.Random(f"{seed}:schedule")
+    a whole round of sessions finds nothing left to do; `on_submit` is told after each session
+    that submitted something. `seed` names the crowd, `round_number` reshuffles its order and
+    noise (crowd.simulation.hits)."""
+    crowd = _crowd(
+        workers=workers,
+        spammers=spammers,
+        trap_blind=trap_blind,
+        seed=seed,
+        latent=latent,
+        traps=traps,
+        round_number=round_number,
+    )
+    scheduler = random.Random(f"{round_salt(seed, round_number)}:schedule")
     report = SimulationReport()
     while True:
         report.rounds += 1
         progress = 0
         for participant in scheduler.sample(crowd, len(crowd)):
             done, last = participant.session_work(participant.link_start(link_url))
-            _tally(report, participant, done, last)
+            _tally(report, participant, done, last, on_submit)
             progress += done
         if not progress:
             return report
@@ -124,12 +140,26 @@ def prolific_simulate(
     seed: int = 0,
     latent: Mapping[int, float] | None = None,
     traps: Iterable[int] = (),
+    round_number: int = 0,
+    on_submit: Callable[[SimulationReport], None] | None = None,
+    return_study: Callable[[requests.Session, str], None] | None = None,
 ) -> SimulationReport:
     """Each participant takes each study once, while it has places: `start_participant(
     http, study_id, participant_id)` is the local Prolific endpoint's doing (it answers with
-    the study URL, Prolific's ids filled in, or None when the study is full or closed)."""
-    crowd = _crowd(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed, latent=latent, traps=traps)
-    scheduler = random.Random(f"{seed}:schedule")
+    the study URL, Prolific's ids filled in, or None when the study is full or closed). A
+    participant whose last page asks them to return the study (turned away, or nothing left for
+    them) does so with `return_study(http, study URL)`, which frees their place, as on Prolific.
+    `seed`, `round_number` and `on_submit` as in links_simulate."""
+    crowd = _crowd(
+        workers=workers,
+        spammers=spammers,
+        trap_blind=trap_blind,
+        seed=seed,
+        latent=latent,
+        traps=traps,
+        round_number=round_number,
+    )
+    scheduler = random.Random(f"{round_salt(seed, round_number)}:schedule")
     report = SimulationReport()
     for study_id in study_ids:
         report.rounds += 1
@@ -139,12 +169,22 @@ def prolific_simulate(
                 report.refused += 1
                 continue
             done, last = participant.session_work(participant.http.get(url, timeout=TIMEOUT))
-            _tally(report, participant, done, last)
+            _tally(report, participant, done, last, on_submit)
+            if return_study is not None and ASKED_TO_RETURN in last.text:
+                return_study(participant.http, url)
     return report
 
 
-def _tally(report: SimulationReport, participant: Participant, done: int, last: requests.Response) -> None:
+def _tally(
+    report: SimulationReport,
+    participant: Participant,
+    done: int,
+    last: requests.Response,
+    on_submit: Callable[[SimulationReport], None] | None,
+) -> None:
     report.submitted += done
     report.by_behaviour[participant.worker.behaviour] += done
     if last.status_code == 403:
         report.turned_away += 1
+    if done and on_submit:
+        on_submit(report)

@@ -28,6 +28,9 @@ Nothing (participant links): no entries. Bonuses, on every paying channel:
 
     bonus      bonus:<token>                a bonus plus the channel's fee on it
 
+A publish that fails before its work reaches the marketplace withdraws what it committed for
+that work (`batch_commit_withdraw`: the entries are deleted, as if never committed).
+
 Committed − released − spent is what the channel still holds (MTurk: nothing once every
 HIT is complete; Prolific: the reserve of the studies not yet completed).
 
@@ -225,6 +228,53 @@ def batch_commit(*, batch_id: int) -> Decimal:
     return cost
 
 
+@dataclass(frozen=True)
+class Withdrawal:
+    withdrawn: Decimal  # committed for work that never reached the marketplace, now taken back
+    kept: Decimal  # committed for work that may have reached it, left as it is
+
+
+@transaction.atomic
+def batch_commit_withdraw(
+    *, batch_id: int, uncertain_task: UUID | None = None, opening_uncertain: bool = False
+) -> Withdrawal:
+    """A publish that failed: take back what `batch_commit` committed for work that never
+    reached the marketplace, so a failed publish leaves no commitment for work not on offer.
+
+    Kept: every task with a HIT; `uncertain_task`, the task whose request may have reached the
+    marketplace before the failure (a re-run finds its HIT by its token, or the batch's expiry
+    releases it); on a submission channel the places of a study that may be open (published,
+    or `opening_uncertain`). The entries are deleted, not released: they never took effect,
+    and a re-run commits them again under the same references.
+    (A concurrent publish of the same batch that succeeds where this one failed would find
+    its tasks uncommitted; both runs reach the same marketplace, so this is not expected.)"""
+    batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
+    campaign = Campaign.objects.select_for_update().get(pk=batch.topic.campaign_id)
+    committed = campaign.ledger.filter(kind=Kind.COMMITTED)
+    unit = channel_policy(campaign.channel).unit
+    kept = committed.none()
+    if unit == PaymentUnit.ASSIGNMENT:
+        unpublished = [task_reference(u) for u in batch.tasks.filter(hit__isnull=True).values_list("uuid", flat=True)]
+        entries = committed.filter(reference__in=unpublished)
+        if uncertain_task is not None:
+            kept = entries.filter(reference=task_reference(uncertain_task))
+            entries = entries.exclude(reference=task_reference(uncertain_task))
+    elif unit == PaymentUnit.SUBMISSION:
+        entries = committed.filter(reference__startswith=places_reference(batch_id=batch.pk, places=""))
+        if Study.objects.filter(batch=batch, published_at__isnull=False).exists():
+            entries = committed.none()  # the study is open: its places are on offer
+        elif opening_uncertain:
+            entries, kept = committed.none(), entries
+    else:
+        return Withdrawal(withdrawn=ZERO, kept=ZERO)
+    withdrawal = Withdrawal(
+        withdrawn=sum(entries.values_list("amount", flat=True), ZERO),
+        kept=sum(kept.values_list("amount", flat=True), ZERO),
+    )
+    entries.delete()
+    return withdrawal
+
+
 @transaction.atomic
 def batch_unpublished_released(*, batch_id: int) -> None:
     """An expired batch: release what was committed for work that never went on offer (tasks
@@ -267,35 +317,75 @@ def _assignment_cost(hit: HIT) -> Decimal:
 
 def assignment_paid(*, campaign_id: int, hit: HIT, assignment_id: str, worker_id: str) -> bool:
     """An approved assignment: reward + fee spent (channels paid per assignment)."""
-    return _per_assignment(hit) and entry_record(
-        campaign_id=campaign_id,
-        kind=Kind.SPENT,
-        reference=assignment_reference(assignment_id=assignment_id, worker_id=worker_id),
-        amount=_assignment_cost(hit),
-        note=f"approved, HIT {hit.hit_id}",
-    )
+    review = AssignmentReview(campaign_id, hit, assignment_id, worker_id, approved=True)
+    return _per_assignment(hit) and _entry_write(_review_entry(review))
 
 
 def assignment_unpaid(*, campaign_id: int, hit: HIT, assignment_id: str, worker_id: str) -> bool:
     """A rejected assignment: its commitment is released (channels paid per assignment)."""
-    return _per_assignment(hit) and entry_record(
-        campaign_id=campaign_id,
-        kind=Kind.RELEASED,
-        reference=assignment_reference(assignment_id=assignment_id, worker_id=worker_id),
-        amount=_assignment_cost(hit),
-        note=f"rejected, HIT {hit.hit_id}",
-    )
+    review = AssignmentReview(campaign_id, hit, assignment_id, worker_id, approved=False)
+    return _per_assignment(hit) and _entry_write(_review_entry(review))
 
 
 def unfilled_released(*, campaign_id: int, hit: HIT, unfilled: int) -> bool:
     """Slots of a HIT that closed before every assignment was taken."""
-    return _per_assignment(hit) and entry_record(
+    return _per_assignment(hit) and _entry_write(_unfilled_entry(campaign_id=campaign_id, hit=hit, unfilled=unfilled))
+
+
+@dataclass(frozen=True)
+class AssignmentReview:
+    """An assignment its marketplace approved (paid) or rejected (its commitment released)."""
+
+    campaign_id: int
+    hit: HIT
+    assignment_id: str
+    worker_id: str
+    approved: bool
+
+
+def assignments_reviewed(*, reviews: Iterable[AssignmentReview]) -> None:
+    """`assignment_paid` / `assignment_unpaid` of many assignments in one INSERT (sync's bulk
+    path); the caller holds their HITs' row locks. An entry written before is skipped by the
+    database (ledger_unique_reference), so each is still money once."""
+    _entries_write([_review_entry(review) for review in reviews if _per_assignment(review.hit)])
+
+
+def hits_unfilled_released(*, unfilled: Iterable[tuple[int, HIT, int]]) -> None:
+    """`unfilled_released` of many (campaign id, HIT, slots nobody took) in one INSERT."""
+    entries = (_unfilled_entry(campaign_id=c, hit=hit, unfilled=n) for c, hit, n in unfilled if _per_assignment(hit))
+    _entries_write(list(entries))
+
+
+def _review_entry(review: AssignmentReview) -> LedgerEntry:
+    return LedgerEntry(
+        campaign_id=review.campaign_id,
+        kind=Kind.SPENT if review.approved else Kind.RELEASED,
+        reference=assignment_reference(assignment_id=review.assignment_id, worker_id=review.worker_id),
+        amount=_assignment_cost(review.hit),
+        note=f"{'approved' if review.approved else 'rejected'}, HIT {review.hit.hit_id}",
+    )
+
+
+def _unfilled_entry(*, campaign_id: int, hit: HIT, unfilled: int) -> LedgerEntry:
+    return LedgerEntry(
         campaign_id=campaign_id,
         kind=Kind.RELEASED,
         reference=f"hit:{hit.hit_id}:unfilled",
         amount=unfilled * _assignment_cost(hit),
         note=f"{unfilled} assignment(s) never taken",
     )
+
+
+def _entry_write(entry: LedgerEntry) -> bool:
+    return entry_record(
+        campaign_id=entry.campaign_id, kind=entry.kind, reference=entry.reference, amount=entry.amount, note=entry.note
+    )
+
+
+def _entries_write(entries: list[LedgerEntry]) -> None:
+    entries = [entry for entry in entries if entry.amount > 0]
+    if entries:
+        LedgerEntry.objects.bulk_create(entries, ignore_conflicts=True)
 
 
 # ---- Per submission ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Where every topic of a campaign stands, for the dashboard: a few grouped queries per
-page, however many topics, batches or HITs there are.
+page, however many topics, batches or HITs there are; the campaign page asks for a page of
+topics at a time, so what it reads does not grow with the campaign either.
 
 Counts follow the one rule of what counts (`crowd.models.counted`): an answer is
 submitted once its channel confirmed it, and its labels and votes count unless it was
@@ -8,6 +9,7 @@ as pending; an answer the channel never confirmed (`unverified`) appears nowhere
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Q, Sum
@@ -66,11 +68,13 @@ def _grouped(queryset, key: str) -> dict:
     return {row.pop(key): row for row in queryset}
 
 
-def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
-    """One TopicProgress per topic of the campaign, by key; nine queries in all."""
-    topics = list(campaign.topics.order_by("key"))
+def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = None) -> list[TopicProgress]:
+    """One TopicProgress per topic of `topics` (all the campaign's, by key, when None); nine
+    queries in all, grouped by topic, over those topics' rows only."""
+    shown = list(campaign.topics.order_by("key") if topics is None else topics)
+    ids = [topic.pk for topic in shown]
     propositions = _grouped(
-        Proposition.objects.filter(topic__campaign=campaign)
+        Proposition.objects.filter(topic_id__in=ids)
         .values("topic_id")
         .annotate(
             real=Count("id", filter=Q(trap_kind=Proposition.TrapKind.NONE)),
@@ -79,7 +83,7 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
         "topic_id",
     )
     tasks = _grouped(
-        Task.objects.filter(batch__topic__campaign=campaign)
+        Task.objects.filter(batch__topic_id__in=ids)
         .values("batch__topic_id")
         .annotate(
             built=Count("id"),
@@ -91,7 +95,7 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
     expected = _grouped(
         # Item positions run 0..n-1 in every task, so per task they sum to C(n, 2): the
         # pairs one ordering yields. Times the assignments, that is the votes expected.
-        TaskItem.objects.filter(task__batch__topic__campaign=campaign, task__hit__isnull=False)
+        TaskItem.objects.filter(task__batch__topic_id__in=ids, task__hit__isnull=False)
         .values("task__batch__topic_id")
         .annotate(
             labels=Sum("task__assignments_needed", filter=Q(task__kind=Batch.Kind.LIKERT)),
@@ -100,7 +104,7 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
         "task__batch__topic_id",
     )
     assignments = _grouped(
-        Assignment.objects.filter(task__batch__topic__campaign=campaign)
+        Assignment.objects.filter(task__batch__topic_id__in=ids)
         .values("task__batch__topic_id")
         .annotate(
             submitted=Count("id", filter=confirmed()),
@@ -110,24 +114,24 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
         "task__batch__topic_id",
     )
     labels = _grouped(
-        LikertLabel.objects.filter(counted("assignment__"), proposition__topic__campaign=campaign)
+        LikertLabel.objects.filter(counted("assignment__"), proposition__topic_id__in=ids)
         .values("proposition__topic_id")
         .annotate(n=Count("id")),
         "proposition__topic_id",
     )
     votes = _grouped(
-        Comparison.objects.filter(counted("assignment__"), winner__topic__campaign=campaign)
+        Comparison.objects.filter(counted("assignment__"), winner__topic_id__in=ids)
         .values("winner__topic_id")
         .annotate(n=Count("id")),
         "winner__topic_id",
     )
     batches = defaultdict(list)
-    for batch in Batch.objects.filter(topic__campaign=campaign).order_by("created_at", "pk"):
+    for batch in Batch.objects.filter(topic_id__in=ids).order_by("created_at", "pk"):
         batches[batch.topic_id].append(batch)
-    open_hits = _open_hits_by_batch(campaign)
+    open_hits = _open_hits_by_batch(ids)
 
     result = []
-    for topic in topics:
+    for topic in shown:
         counts = propositions.get(topic.pk, {})
         task = tasks.get(topic.pk, {})
         needed = task.get("needed") or 0
@@ -151,11 +155,11 @@ def campaign_progress(campaign: Campaign) -> list[TopicProgress]:
     return result
 
 
-def _open_hits_by_batch(campaign: Campaign) -> dict[int, int]:
+def _open_hits_by_batch(topic_ids: list[int]) -> dict[int, int]:
     """HITs still offered to workers (what crowd.work.expiry.batch_expire would expire), per batch."""
     rows = (
         HIT.objects.on_offer(timezone.now())
-        .filter(task__batch__topic__campaign=campaign)
+        .filter(task__batch__topic_id__in=topic_ids)
         .values("task__batch_id")
         .annotate(n=Count("id"))
     )

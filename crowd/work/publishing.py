@@ -8,6 +8,10 @@
    places at the session reward + service fee, links nothing) must fit under the cap with
    what is already committed; then it is committed in the ledger. A refusal writes nothing
    and names the cost, the commitment, the cap and the shortfall.
+   Then one quick call asks whether the marketplace answers at all (its `reachable_check`):
+   if not, what was committed is withdrawn and the error says what to start — in seconds,
+   not after every retry. A failure later on withdraws what never reached the marketplace
+   (`_failed_publish_withdraw`), so a failed publish leaves no commitment for work not on offer.
 3. A HIT type with the campaign's reward, texts, timing and qualification requirements,
    created once per distinct set of parameters (crowd.HITType keeps its fingerprint).
 4. One HIT per task, `UniqueRequestToken` = task uuid; each HIT row is committed as soon
@@ -25,13 +29,21 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 
 from annotation.batching import batch_hold, batch_status_move, likert_tasks_build
 from annotation.campaigns import campaign_activate
 from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
-from crowd.marketplaces.base import Marketplace, Publication, RemoteHIT, Requirement, WorkType
+from crowd.marketplaces.base import (
+    Marketplace,
+    MarketplaceUnavailable,
+    OutcomeUnknown,
+    Publication,
+    RemoteHIT,
+    Requirement,
+    WorkType,
+)
 from crowd.marketplaces.registry import channel_policy, get_marketplace
 from crowd.models import HIT, HITType
 from crowd.work import ledger
@@ -145,7 +157,7 @@ def work_type_for(*, campaign: Campaign, kind: str) -> WorkType:
             "from most to least important for learning about it. No documents to read."
         )
     return WorkType(
-        title=campaign.hit_title,
+        title=campaign.title_for(kind),
         description=description,
         keywords=campaign.hit_keywords,
         reward=campaign.reward_for(kind),
@@ -225,6 +237,10 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
     batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
     campaign = batch.topic.campaign
     _publish_check(batch=batch, live=live)
+    tasks = list(_unpublished(batch))
+    if not tasks and batch.status != Batch.Status.CREATED:
+        # Out already, and opened: nothing to ask the marketplace.
+        return PublishResult(batch_id=batch.pk, published=0, already=batch.tasks.count(), cost=ledger.ZERO)
     marketplace = get_marketplace(campaign)
     try:
         cost = ledger.batch_commit(batch_id=batch.pk)
@@ -233,27 +249,79 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
         if batch_hold(batch_id=batch.pk, reason=refused.message):
             logger.warning("%s is held back: %s", batch, refused.message)
         raise
-    tasks = list(_unpublished(batch))
-    if tasks:
-        hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
-    published = 0
-    for task in tasks:
-        publication = Publication(
-            url=hit_url(task),
-            max_assignments=task.assignments_needed,
-            lifetime_seconds=campaign.hit_lifetime_seconds,
-            token=str(task.uuid),
-            annotation=f"salience {campaign.slug} batch {batch.pk} task {task.position}",
-        )
-        remote = marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
-        published += _hit_record(
-            task=task, remote=remote, environment=marketplace.environment, channel=campaign.channel
-        )
-    # The marketplace's step for the batch as a whole (a Prolific study); idempotent.
-    marketplace.batch_open(batch=batch)
+    try:
+        _reachable_check(campaign=campaign, marketplace=marketplace)
+    except ApplicationError:
+        ledger.batch_commit_withdraw(batch_id=batch.pk)  # nothing was sent: all of it
+        raise
+    in_flight: Task | None = None
+    try:
+        if tasks:
+            hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
+        published = 0
+        for in_flight in tasks:
+            publication = Publication(
+                url=hit_url(in_flight),
+                max_assignments=in_flight.assignments_needed,
+                lifetime_seconds=campaign.hit_lifetime_seconds,
+                token=str(in_flight.uuid),
+                annotation=f"salience {campaign.slug} batch {batch.pk} task {in_flight.position}",
+            )
+            remote = marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
+            published += _hit_record(
+                task=in_flight, remote=remote, environment=marketplace.environment, channel=campaign.channel
+            )
+        in_flight = None
+        # The marketplace's step for the batch as a whole (a Prolific study); idempotent.
+        marketplace.batch_open(batch=batch)
+    except ApplicationError as failure:
+        _failed_publish_withdraw(batch=batch, failure=failure, in_flight=in_flight)
+        raise
     _batch_published(batch_id=batch.pk)
     already = batch.tasks.filter(hit__isnull=False).count() - published
     return PublishResult(batch_id=batch.pk, published=published, already=already, cost=cost)
+
+
+def _reachable_check(*, campaign: Campaign, marketplace: Marketplace) -> None:
+    """Ask the marketplace once, quickly, before any HIT is sent: a marketplace that does not
+    answer is said in seconds, with what to start, instead of after every retry. One that
+    answers but is busy (throttling, a fault: a marketplace code) is left to the retries."""
+    try:
+        marketplace.reachable_check()
+    except MarketplaceUnavailable as unreachable:
+        if unreachable.marketplace_code:
+            return
+        policy = channel_policy(campaign.channel)
+        raise MarketplaceUnavailable(
+            f"{policy.unreachable_wording(campaign.environment)} Nothing was published or committed. "
+            f"({unreachable.message})",
+            marketplace_code=unreachable.marketplace_code,
+            code="marketplace_unreachable",
+        ) from unreachable
+
+
+def _failed_publish_withdraw(*, batch: Batch, failure: ApplicationError, in_flight: Task | None) -> None:
+    """Withdraw what the failed run committed for work that never reached the marketplace, and
+    say so in the error. A request whose outcome is unknown (no answer, or an answer that says
+    it may have taken effect) keeps its commitment: the marketplace may have acted on it."""
+    uncertain = isinstance(failure, (MarketplaceUnavailable, OutcomeUnknown))
+    withdrawal = ledger.batch_commit_withdraw(
+        batch_id=batch.pk,
+        uncertain_task=in_flight.uuid if uncertain and in_flight is not None else None,
+        opening_uncertain=uncertain and in_flight is None,
+    )
+    policy = channel_policy(batch.topic.campaign.channel)
+    note = f"{policy.tasks_wording(batch.tasks.filter(hit__isnull=False).count())} of {batch} are out"
+    if withdrawal.withdrawn:
+        note += f"; ${withdrawal.withdrawn} committed for the rest was withdrawn"
+    if withdrawal.kept:
+        note += (
+            f"; ${withdrawal.kept} stays committed for what may have reached {policy.short_name} before the failure: "
+            "publish again to find it, or expire the batch to release it"
+        )
+    logger.warning("publishing %s failed: %s %s.", batch, failure.message, note)
+    failure.message = f"{failure.message} {note}."
+    failure.args = (failure.message,)
 
 
 @transaction.atomic
@@ -270,13 +338,14 @@ def _batch_published(*, batch_id: int) -> None:
 
 
 def _topic_batches(*, topic: Topic, kind: str) -> list[Batch]:
-    """The topic's batches of `kind` that still have tasks to publish (the Likert one built if needed)."""
+    """The topic's batches of `kind` that still have tasks to publish, or were never opened as a
+    whole (a Prolific study that failed to open); the Likert one is built if needed."""
     if kind == Batch.Kind.LIKERT and not topic.batches.filter(kind=kind).exists():
         likert_tasks_build(topic=topic, seed=topic.pk)
     unpublished = Prefetch("tasks", queryset=Task.objects.filter(hit__isnull=True))
     batches = topic.batches.filter(kind=kind).exclude(status=Batch.Status.EXPIRED)
     batches = batches.select_related("topic__campaign").prefetch_related(unpublished)
-    return [batch for batch in batches.order_by("number") if batch.tasks.all()]
+    return [batch for batch in batches.order_by("number") if batch.tasks.all() or batch.status == Batch.Status.CREATED]
 
 
 def topic_publish_plans(*, topic: Topic, kind: str) -> list[PublishPlan]:
@@ -290,8 +359,41 @@ def topic_publish_plans(*, topic: Topic, kind: str) -> list[PublishPlan]:
 
 def topic_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
     """Publish the topic's unpublished batches of `kind`; the Likert batch is built first if needed.
+    A batch that is out already gives a result with nothing published and its HITs as `already`,
+    so a repeated publish can say what is out.
 
     The Likert batch is shuffled with the topic id as seed, so it is reproducible.
     """
     topic_description_check(topic=topic)
-    return [batch_publish(batch_id=batch.pk, live=live) for batch in _topic_batches(topic=topic, kind=kind)]
+    batches = _topic_batches(topic=topic, kind=kind)
+    if not batches:
+        return round_out(topic=topic, kind=kind)
+    return [batch_publish(batch_id=batch.pk, live=live) for batch in batches]
+
+
+def round_out(*, topic: Topic, kind: str) -> list[PublishResult]:
+    """The topic's batches of `kind` that are out, as the results of a run that found them so."""
+    out = topic.batches.filter(kind=kind).exclude(status__in=(Batch.Status.CREATED, Batch.Status.EXPIRED))
+    return [
+        PublishResult(batch_id=batch_id, published=0, already=hits, cost=ledger.ZERO)
+        for batch_id, hits in out.order_by("number").annotate(hits=Count("tasks__hit")).values_list("pk", "hits")
+    ]
+
+
+def round_wording(*, topic: Topic, kind: str, results: list[PublishResult]) -> str:
+    """What publishing a topic's round did, in its channel's words, for the command and the
+    dashboard: what this run put out and committed, or what was out already."""
+    campaign = topic.campaign
+    policy = channel_policy(campaign.channel)
+    where = f"{policy.label} ({policy.environment_label(campaign.environment)})"
+    round_name = f"{Batch.Kind(kind).label} round of topic {topic.key}"
+    published = sum(result.published for result in results)
+    already = sum(result.already for result in results)
+    if published:
+        cost = sum((result.cost for result in results), ledger.ZERO)
+        before = f"; {policy.tasks_wording(already)} were out before" if already else ""
+        done = f"{round_name}: published {policy.tasks_wording(published)} to {where}, ${cost} committed{before}."
+        return f"{done} {policy.after_publish}".strip()
+    if already:
+        return f"{round_name} already published: {policy.tasks_wording(already)} on {where}; nothing new to publish."
+    return f"{round_name}: nothing to publish."

@@ -16,6 +16,9 @@ reason is shown to the worker; a block's is not.
 """
 
 import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import transaction
@@ -27,6 +30,7 @@ from crowd.marketplaces.base import (
     CENT,
     DuplicateRequest,
     InvalidState,
+    Marketplace,
     MarketplaceError,
     MarketplaceUnavailable,
     OutcomeUnknown,
@@ -63,28 +67,58 @@ def _reason_check(reason: str, *, what: str) -> str:
     return reason
 
 
+@dataclass(frozen=True)
+class Review:
+    """A decision the marketplace has applied to one of our assignments (its pk)."""
+
+    assignment_id: int
+    status: str  # Approved | Rejected
+    reason: str = ""
+
+
 def review_record(*, assignment_id: int, status: str, reason: str = "") -> bool:
     """Record an approval or rejection the marketplace has applied; True when it changed our row."""
-    hit_id, campaign_id = (
-        Assignment.objects.filter(pk=assignment_id).values_list("hit_id", "task__batch__topic__campaign_id").get()
-    )
+    return reviews_record(reviews=[Review(assignment_id, status, reason)]) > 0
+
+
+def reviews_record(*, reviews: Sequence[Review]) -> int:
+    """Record decisions the marketplace has applied, many at once: each assignment's status
+    and its ledger entry, in one transaction under row locks (the HITs, then the
+    assignments), in a handful of queries whatever their number. How many rows changed."""
+    wanted = {review.assignment_id: review for review in reviews}
+    if not wanted:
+        return 0
     with transaction.atomic():
-        hit = HIT.objects.select_for_update().get(pk=hit_id)
-        assignment = Assignment.objects.select_for_update(of=("self",)).select_related("worker").get(pk=assignment_id)
-        if assignment.status == status:
-            return False
-        assignment.status = status
-        assignment.reviewed_at = timezone.now()
-        assignment.reject_reason = reason if status == Status.REJECTED else ""
-        assignment.save(update_fields=["status", "reviewed_at", "reject_reason"])
-        record = ledger.assignment_paid if status == Status.APPROVED else ledger.assignment_unpaid
-        record(
-            campaign_id=campaign_id,
-            hit=hit,
-            assignment_id=assignment.assignment_id,
-            worker_id=assignment.worker.external_id,
+        hit_ids = Assignment.objects.filter(pk__in=list(wanted)).values("hit_id")
+        hits = {hit.pk: hit for hit in HIT.objects.select_for_update().filter(pk__in=hit_ids).order_by("pk")}
+        assignments = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("worker", "task__batch__topic")
+            .filter(pk__in=list(wanted))
+            .order_by("pk")
         )
-    return True
+        changed = [assignment for assignment in assignments if assignment.status != wanted[assignment.pk].status]
+        decisions: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for assignment in changed:
+            review = wanted[assignment.pk]
+            decisions[review.status, review.reason if review.status == Status.REJECTED else ""].append(assignment.pk)
+        now = timezone.now()
+        for (status, reason), pks in decisions.items():
+            Assignment.objects.filter(pk__in=pks).update(status=status, reviewed_at=now, reject_reason=reason)
+        ledger.assignments_reviewed(
+            reviews=[
+                ledger.AssignmentReview(
+                    campaign_id=assignment.task.batch.topic.campaign_id,
+                    hit=hits[assignment.hit_id],
+                    assignment_id=assignment.assignment_id,
+                    worker_id=assignment.worker.external_id,
+                    approved=wanted[assignment.pk].status == Status.APPROVED,
+                )
+                for assignment in changed
+                if assignment.hit_id is not None  # only an assignment with a HIT is decided at a marketplace
+            ]
+        )
+    return len(changed)
 
 
 def _status_at_marketplace(marketplace, assignment: Assignment) -> str:
@@ -99,6 +133,17 @@ def _status_at_marketplace(marketplace, assignment: Assignment) -> str:
     return remote.status
 
 
+def approve_at_marketplace(*, marketplace: Marketplace, assignment: Assignment, feedback: str = "") -> str:
+    """Approve at the marketplace (nothing recorded here); the assignment's status there now:
+    Approved, or what it moved on to (auto-approved, rejected), or still Submitted when the
+    marketplace refuses to approve yet (eventual consistency: try again later)."""
+    try:
+        marketplace.assignment_approve(assignment.assignment_id, feedback=feedback)
+    except InvalidState:
+        return _status_at_marketplace(marketplace, assignment)
+    return Status.APPROVED
+
+
 def assignment_approve(*, assignment_id: int, feedback: str = "") -> bool:
     """Approve (and pay) the assignment. True once it is approved, now or before; False when
     the marketplace still shows it as Submitted but refuses to approve (eventual consistency:
@@ -108,14 +153,9 @@ def assignment_approve(*, assignment_id: int, feedback: str = "") -> bool:
         return assignment.status == Status.APPROVED
     hit = _marketplace_check(assignment)
     marketplace = get_marketplace(assignment.task.batch.topic.campaign, environment=hit.environment)
-    status: str
-    try:
-        marketplace.assignment_approve(assignment.assignment_id, feedback=feedback)
-        status = Status.APPROVED
-    except InvalidState:
-        status = _status_at_marketplace(marketplace, assignment)
-        if status == Status.SUBMITTED:
-            return False
+    status = approve_at_marketplace(marketplace=marketplace, assignment=assignment, feedback=feedback)
+    if status == Status.SUBMITTED:
+        return False
     review_record(assignment_id=assignment.pk, status=status)
     return status == Status.APPROVED
 

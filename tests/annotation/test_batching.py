@@ -1,5 +1,6 @@
 """Likert and comparison task building: coverage, traps, determinism, idempotency."""
 
+import math
 import random
 from collections import Counter
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotation.batching import comparison_tasks_build, likert_plan, likert_tasks_build
+from annotation.batching import comparison_tasks_build, likert_plan, likert_tasks_build, trap_share
 from annotation.models import Batch, Proposition, Task, TaskItem
 from config.errors import ApplicationError, Conflict
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory, ordered_propositions
@@ -47,10 +48,55 @@ def test_plan_puts_every_real_proposition_in_exactly_one_task(n, group_size, tra
 def test_plan_trap_share_is_the_rate_of_tasks():
     groups = _plan(1000, trap_rate=0.05)
     trap_tasks = sum(bool(traps) for traps in _traps(groups))
-    # 1000 real propositions need 200 tasks; 10 traps push 10 of them into 2 more tasks,
-    # and 5 % of 202 tasks is still 10.
-    assert len(groups) == 202
-    assert trap_tasks == round(0.05 * len(groups)) == 10
+    # 1000 real propositions need 200 tasks; 10 traps push 10 of them into 2 more tasks, and
+    # ⌈5 % of 202⌉ is 11: the 11th pushes one more into a 203rd task, and ⌈5 % of 203⌉ is 11.
+    assert len(groups) == 203
+    assert trap_tasks == math.ceil(0.05 * len(groups)) == 11
+
+
+@given(
+    n=st.integers(1, 400),
+    group_size=st.integers(2, 8),
+    spacing=st.integers(1, 10),
+    seed=st.integers(0, 10**6),
+)
+def test_plan_puts_a_trap_in_every_run_of_spacing_tasks(n, group_size, spacing, seed):
+    groups = _plan(n, group_size=group_size, trap_rate=1 / spacing, seed=seed)
+    carries = [bool(traps) for traps in _traps(groups)]
+    assert all(any(carries[start : start + spacing]) for start in range(max(1, len(groups) - spacing + 1)))
+    # Kinds take turns along the round.
+    kinds = ["obvious" if traps[0] in OBVIOUS else "subtle" for traps in _traps(groups) if traps]
+    assert kinds == ["obvious", "subtle"] * (len(kinds) // 2) + ["obvious"] * (len(kinds) % 2)
+
+
+def test_plan_shows_each_kind_at_least_traps_per_kind_times():
+    # 4 tasks at 5 %: one trap by the rate, but two kinds × 2 each.
+    groups = _plan(18, trap_rate=0.05, pools=(OBVIOUS, SUBTLE))
+    kinds = Counter("obvious" if traps[0] in OBVIOUS else "subtle" for traps in _traps(groups) if traps)
+    assert kinds == {"obvious": 1, "subtle": 1}
+    groups = likert_plan(
+        range(1, 19), group_size=5, trap_rate=0.05, trap_pools=(OBVIOUS, SUBTLE), rng=random.Random(1), traps_per_kind=2
+    )
+    kinds = Counter("obvious" if traps[0] in OBVIOUS else "subtle" for traps in _traps(groups) if traps)
+    assert kinds == {"obvious": 2, "subtle": 2} and len(groups) == 5
+    # Never more trap tasks than tasks: one task, one trap, of the first kind.
+    (only,) = _traps(_plan(3, trap_rate=0.05))
+    assert len(only) == 1 and only[0] in OBVIOUS
+
+
+@pytest.mark.parametrize(
+    ("trap_rate", "tasks_per_worker", "min_traps", "share"),
+    [
+        (0.05, 10, 2, 0.2),  # the defaults: a trap every 5 tasks
+        (0.3, 10, 2, 0.3),  # a higher rate wins
+        (0.05, 10, 3, 1 / 3),  # ⌊10 / 3⌋ = 3: three in any 10 consecutive tasks
+        (0.05, 1, 2, 1.0),  # one-task sessions: every task
+        (0.05, 20, 0, 0.05),  # no minimum: ⌊20 / 1⌋ = 20, 5 % is more
+        (0.0, 10, 2, 0.0),  # traps turned off stay off
+    ],
+)
+def test_trap_share_makes_the_qc_minimum_reachable(trap_rate, tasks_per_worker, min_traps, share):
+    assert trap_share(trap_rate=trap_rate, tasks_per_worker=tasks_per_worker, min_traps=min_traps) == share
 
 
 def test_plan_trap_takes_the_place_of_a_real_proposition():
@@ -103,7 +149,8 @@ def test_likert_build_covers_every_proposition_once_with_obvious_traps():
     real = [p.pk for group in groups for p in group if p.trap_kind == Proposition.TrapKind.NONE]
     assert sorted(real) == sorted(topic.propositions.filter(trap_kind="none").values_list("pk", flat=True))
     trap_tasks = [group for group in groups if any(p.trap_kind != "none" for p in group)]
-    assert len(trap_tasks) == round(0.1 * len(groups))
+    # 10 % asked for, 20 % needed for 2 traps in any 10 tasks in a row (annotation.batching.trap_share).
+    assert len(trap_tasks) == math.ceil(0.2 * len(groups)) == 9
     assert {p.trap_kind for group in trap_tasks for p in group if p.trap_kind != "none"} == {"obvious"}
     # The campaign's default obvious texts became trap propositions of the topic.
     obvious = topic.propositions.filter(trap_kind=Proposition.TrapKind.OBVIOUS)
@@ -119,6 +166,49 @@ def test_likert_build_uses_subtle_traps_of_the_topic():
     batch = likert_tasks_build(topic=topic, seed=1)
     kinds = Counter(p.trap_kind for group in _groups(batch) for p in group if p.trap_kind != "none")
     assert kinds["subtle"] > 0 and kinds["obvious"] > 0
+
+
+def _topic_with_both_kinds(n):
+    """A topic of `n` real propositions, the default obvious traps and three imported subtle ones."""
+    topic = TopicFactory(campaign=CampaignFactory())
+    Proposition.objects.bulk_create(
+        Proposition(topic=topic, subject=f"Lender {i}", relation="offers", object="loans", normalized=f"lender {i}")
+        for i in range(n)
+    )
+    PropositionFactory.create_batch(3, topic=topic, trap_kind=Proposition.TrapKind.SUBTLE)
+    return topic
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("propositions", "tasks", "traps"), [(150, 32, 7), (1750, 365, 73)])
+def test_every_kind_is_shown_and_any_ten_tasks_in_a_row_hold_two_traps(propositions, tasks, traps):
+    topic = _topic_with_both_kinds(propositions)
+    campaign = topic.campaign
+    assert (campaign.trap_rate, campaign.tasks_per_session, campaign.qc_min_traps) == (0.05, 10, 2)  # the defaults
+
+    groups = _groups(likert_tasks_build(topic=topic, seed=topic.pk))
+
+    kinds = [next((p.trap_kind for p in group if p.trap_kind != "none"), None) for group in groups]
+    assert (len(groups), sum(kind is not None for kind in kinds)) == (tasks, traps)
+    assert Counter(kind for kind in kinds if kind) == {"obvious": (traps + 1) // 2, "subtle": traps // 2}
+    assert all(sum(p.trap_kind != "none" for p in group) <= 1 for group in groups)
+    # What a session (or a worker doing 10 HITs in a row) sees: at least qc_min_traps, both kinds.
+    for start in range(len(groups) - 10 + 1):
+        run = [kind for kind in kinds[start : start + 10] if kind]
+        assert len(run) >= 2 and set(run) == {"obvious", "subtle"}, start
+    # Every imported subtle trap is shown.
+    subtle = set(topic.propositions.filter(trap_kind="subtle").values_list("pk", flat=True))
+    assert {p.pk for group in groups for p in group if p.trap_kind == "subtle"} == subtle
+
+
+@pytest.mark.django_db
+def test_a_small_topic_still_shows_each_kind_qc_min_traps_times():
+    topic = _topic_with_both_kinds(20)  # 4 tasks of real propositions
+
+    groups = _groups(likert_tasks_build(topic=topic, seed=1))
+
+    kinds = Counter(p.trap_kind for group in groups for p in group if p.trap_kind != "none")
+    assert kinds == {"obvious": 2, "subtle": 2} and len(groups) == 5
 
 
 @pytest.mark.django_db

@@ -236,8 +236,8 @@ def test_a_good_file_is_imported_with_its_topic_descriptions(owner_client, campa
     assert topic.key == "loans" and topic.description == "student loans without credit history"
     assert topic.propositions.count() == 10
     assert messages_of(response) == [
-        "Imported 10 propositions from loans.tsv (loans: 10 kept of 10 read, 0 below the confidence threshold, "
-        "0 duplicates)."
+        "Imported 10 propositions from loans.tsv (tsv, tab-separated): loans: 10 kept of 10 read, 0 below "
+        "the confidence threshold, 0 duplicates."
     ]
 
 
@@ -272,7 +272,7 @@ def test_the_publish_preview_shows_hits_and_cost_and_writes_nothing(owner_client
     page = owner_client.get(reverse("dashboard:likert-publish", args=[topic.campaign.slug, "loans"])).content.decode()
 
     # 10 propositions, 5 per HIT, no traps: 2 HITs × 5 assignments × ($0.06 + $0.01 fee).
-    assert "2 HITs of 5 statements on the <strong>Local MTurk endpoint</strong>" in page
+    assert "2 HITs of 5 statements on <strong>Amazon Mechanical Turk (Local MTurk endpoint)</strong>" in page
     assert '<dd data-money="cost">$0.70</dd>' in page
     assert "Publish 2 HITs for $0.70" in page
     assert 'name="confirmation"' not in page  # typed confirmation only for production
@@ -293,7 +293,8 @@ def test_confirming_publishes_the_likert_round_to_the_local_endpoint(owner_clien
 
     assert response.status_code == 302, response.content.decode()
     assert messages_of(response) == [
-        "Published 2 Likert HITs of topic loans to the Local MTurk endpoint; $0.70 committed."
+        "Likert round of topic loans: published 2 HITs to Amazon Mechanical Turk (Local MTurk endpoint), $0.70 "
+        "committed. Workers find the HITs on MTurk's worker site (on the local endpoint: /localturk/worker/)."
     ]
     topic.refresh_from_db()
     assert topic.state == Topic.State.LIKERT
@@ -475,11 +476,11 @@ def test_the_campaign_page_makes_as_many_queries_for_five_topics_as_for_one(
 ):
     url = reverse("dashboard:campaign", args=[campaign.slug])
     topic_with_work(campaign, "topic-0")
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(14):
         assert owner_client.get(url).status_code == 200
     for n in range(1, 5):
         topic_with_work(campaign, f"topic-{n}")
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(14):
         page = owner_client.get(url).content.decode()
     assert page.count('class="card topic"') == 5
 

@@ -4,6 +4,7 @@ import re
 import time
 from html import unescape
 from urllib.parse import urlencode
+from uuid import UUID
 
 import pytest
 from django.core.cache import cache
@@ -52,6 +53,8 @@ def comparison_task(db):
     return TaskFactory(
         batch=BatchFactory(topic=topic, kind=Batch.Kind.COMPARISON),
         propositions=PropositionFactory.create_batch(5, topic=topic),
+        # A fixed uuid pins each worker's starting order (crowd.answers.content.start_order).
+        uuid=UUID("5a1e0ce0-0000-4000-8000-000000000001"),
     )
 
 
@@ -121,15 +124,50 @@ def test_likert_page_shows_question_statements_and_five_options(client, likert_t
     assert fields["assignmentId"] == "ASG1" and fields["workerId"] == "WORKER1" and fields["token"]
 
 
+def _order_shown(response) -> list[int]:
+    """The statements of an ordering page, top first."""
+    return [int(pid) for pid in re.findall(r'data-id="(\d+)"', response.content.decode())]
+
+
 def test_comparison_page_lists_items_with_keyboard_controls(client, comparison_task):
-    html = _page(client, comparison_task).content.decode()
-    ids = _ids(comparison_task)
-    assert re.findall(r'data-id="(\d+)"', html) == [str(pid) for pid in ids]
+    response = _page(client, comparison_task)
+    html = response.content.decode()
+    assert sorted(_order_shown(response)) == sorted(_ids(comparison_task))
     assert html.count('data-move="up"') == 5 and html.count('data-move="down"') == 5
     assert html.count('tabindex="0"') == 5
     assert 'aria-live="assertive"' in html
-    assert _form_fields(_page(client, comparison_task))["order"] == ",".join(map(str, ids))
+    assert _form_fields(response)["order"] == ",".join(map(str, _order_shown(response)))
     assert "vendor/sortablejs/Sortable.min.js" in html
+
+
+def test_each_worker_starts_an_ordering_in_their_own_order(client, comparison_task):
+    ids = _ids(comparison_task)
+    first, second = _page(client, comparison_task), _page(client, comparison_task, assignment="ASG2", worker="W2")
+    # The seeds of these two workers on this task: fixed, so the test is too.
+    assert _order_shown(first) == [ids[i] for i in (4, 2, 1, 0, 3)]
+    assert _order_shown(second) == [ids[i] for i in (1, 3, 4, 2, 0)]
+    for response in (first, second):
+        assert _form_fields(response)["order"] == ",".join(map(str, _order_shown(response)))
+    # Reloading, or a new page for the same worker, shows the same order.
+    again = _page(client, comparison_task)
+    assert _order_shown(again) == _order_shown(first) and _form_fields(again)["order"] == _form_fields(first)["order"]
+    # Nothing in the address chooses it, and a preview shows the task's own order.
+    tampered = client.get(f"/hit/{comparison_task.uuid}/?assignmentId=ASG1&hitId=HIT1&workerId=WORKER1&order=1&seed=1")
+    assert _order_shown(tampered) == _order_shown(first)
+    assert _order_shown(_page(client, comparison_task, assignment=PREVIEW_ASSIGNMENT_ID, worker=None)) == ids
+
+
+def test_the_order_shown_is_stored_with_the_answer_and_decides_untouched(client, comparison_task):
+    shown = _order_shown(_page(client, comparison_task))
+    assert shown != _ids(comparison_task)
+    assert _submit(client, comparison_task, {"order": ",".join(map(str, shown))}).status_code == 200
+    other = _page(client, comparison_task, assignment="ASG2", worker="W2")
+    # W2 submits the order WORKER1 was shown: a judgement, since W2 started from another one.
+    assert _submit(client, comparison_task, {"order": ",".join(map(str, shown))}, page=other).status_code == 200
+
+    stored = {a.worker.external_id: a for a in Assignment.objects.select_related("worker")}
+    assert stored["WORKER1"].shown_order == shown and stored["WORKER1"].untouched
+    assert stored["W2"].shown_order == _order_shown(other) and not stored["W2"].untouched
 
 
 def test_pages_reference_only_their_own_static_files(client, likert_task, comparison_task):
@@ -407,8 +445,7 @@ def test_a_different_second_answer_is_a_409(client, likert_task):
 
 
 def test_comparison_submit_stores_pairs(client, comparison_task):
-    ids = _ids(comparison_task)
-    order = list(reversed(ids))
+    order = list(reversed(_order_shown(_page(client, comparison_task))))
     response = _submit(client, comparison_task, {"order": ",".join(map(str, order))})
     assert response.status_code == 200
     assert _form_fields(response)["order"] == ",".join(map(str, order))

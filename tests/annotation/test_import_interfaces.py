@@ -142,3 +142,19 @@ def test_every_interface_ends_lines_at_lf_only(researcher, campaign, admin_clien
         call_command("import_propositions", str(path), "--campaign", "c1")
     assert f"  {CR_PROBLEM}" in capsys.readouterr().err
     assert Proposition.objects.count() == 0
+
+
+def test_admin_upload_takes_a_traps_file_and_a_delimiter(admin_client_logged_in, campaign):
+    url = reverse("admin:annotation_campaign_import", args=[campaign.pk])
+    response = admin_client_logged_in.post(
+        url,
+        {
+            "file": SimpleUploadedFile("props.csv", b"topic;subject;relation;object\nloans;a;b;c\n"),
+            "traps": SimpleUploadedFile("traps.csv", b"topic;subject;relation;object\nloans;the council;met;today\n"),
+            "format": "auto",
+            "delimiter": "semicolon",
+            "min_confidence": "0.5",
+        },
+    )
+    assert "Imported 1 propositions from props.csv (csv, semicolon-separated)" in response.content.decode()
+    assert dict(Proposition.objects.values_list("subject", "trap_kind")) == {"a": "none", "the council": "subtle"}

@@ -196,7 +196,8 @@ def test_bad_input_is_reported_by_line_and_nothing_is_written(campaign, content,
 
 
 def test_a_problem_late_in_the_file_rolls_back_the_chunks_already_inserted(campaign, monkeypatch):
-    monkeypatch.setattr("annotation.importing.importers.CHUNK_ROWS", 10)
+    monkeypatch.setattr("annotation.importing.writing.CHUNK_ROWS", 10)  # SQLite
+    monkeypatch.setattr("annotation.importing.writing.ROWS_PER_READ", 10)  # PostgreSQL's COPY
     rows = "".join(f"loans\tsubject {i}\trel\tobj\t0.9\n" for i in range(55))
     text = "topic\tsubject\trelation\tobject\tconfidence\n" + rows + "loans\tx\ty\tz\tnope\n"
     with pytest.raises(ImportFailed) as raised:
@@ -235,7 +236,7 @@ def test_command_prints_summary(campaign, tmp_path, capsys):
     path.write_text(TSV)
     call_command("import_propositions", str(path), "--campaign", "c1")
     output = capsys.readouterr().out
-    assert "Imported 2 propositions from props.tsv (tsv)" in output
+    assert "Imported 2 propositions from props.tsv (tsv, tab-separated)." in output
     assert "loans" in output and "bees" in output
 
 

@@ -3,6 +3,7 @@
 import logging
 import threading
 from datetime import timedelta
+from uuid import UUID
 
 import pytest
 from django.core.cache import cache
@@ -32,15 +33,26 @@ def _fresh_cache():
     ProcessCache.clear_all()
 
 
-def _task(kind=Batch.Kind.LIKERT, n=5):
+# A task uuid whose seeds are pinned below, so orders compared across workers are fixed.
+FIXED_UUID = UUID("5a1e0ce0-0000-4000-8000-000000000001")
+
+
+def _task(kind=Batch.Kind.LIKERT, n=5, **fields):
     topic = TopicFactory()
     return TaskFactory(
-        batch=BatchFactory(topic=topic, kind=kind), propositions=PropositionFactory.create_batch(n, topic=topic)
+        batch=BatchFactory(topic=topic, kind=kind),
+        propositions=PropositionFactory.create_batch(n, topic=topic),
+        **fields,
     )
 
 
 def _ids(task):
     return [p.pk for p in ordered_propositions(task)]
+
+
+def _shown(task, worker="WORKER1"):
+    """The order `worker` is shown the task's statements in."""
+    return list(hit_content_get(task.uuid).shown_order(worker))
 
 
 def _ratings(task, scores=(5, 4, 3, 2, 1)):
@@ -189,12 +201,12 @@ def test_likert_submission_stores_assignment_and_labels():
 @pytest.mark.django_db
 def test_comparison_submission_stores_ten_pairs():
     task = _task(Batch.Kind.COMPARISON)
-    ids = _ids(task)
-    order = [ids[2], ids[0], ids[4], ids[1], ids[3]]
+    shown = _shown(task)
+    order = [shown[2], shown[0], shown[4], shown[1], shown[3]]
     _submit(task, _order(order))
 
     assignment = Assignment.objects.get()
-    assert not assignment.untouched
+    assert not assignment.untouched and assignment.shown_order == shown
     assert assignment.answer["order"] == order
     pairs = set(Comparison.objects.values_list("winner_id", "loser_id"))
     assert len(pairs) == 10 == Comparison.objects.count()
@@ -204,9 +216,35 @@ def test_comparison_submission_stores_ten_pairs():
 @pytest.mark.django_db
 def test_untouched_comparison_is_stored_and_flagged():
     task = _task(Batch.Kind.COMPARISON)
-    _submit(task, _order(_ids(task)))
+    _submit(task, _order(_shown(task)))
     assert Assignment.objects.get().untouched
     assert Comparison.objects.count() == 10
+
+
+@pytest.mark.django_db
+def test_untouched_means_the_order_this_worker_was_shown_not_the_tasks():
+    task = _task(Batch.Kind.COMPARISON, uuid=FIXED_UUID)
+    ids = _ids(task)
+    # The seeds of these two workers on this task (crowd.answers.content.start_order).
+    first, second = [ids[i] for i in (4, 2, 1, 0, 3)], [ids[i] for i in (1, 0, 4, 3, 2)]
+    assert (_shown(task, "WORKER1"), _shown(task, "WORKER2")) == (first, second)
+
+    _submit(task, _order(first), assignment_id="ASG1", worker="WORKER1")
+    _submit(task, _order(first), assignment_id="ASG2", worker="WORKER2")
+    _submit(task, _order(ids), assignment_id="ASG3", worker="WORKER3")
+
+    stored = {a.worker.external_id: a for a in Assignment.objects.select_related("worker")}
+    assert stored["WORKER1"].untouched and stored["WORKER1"].shown_order == first
+    assert not stored["WORKER2"].untouched and stored["WORKER2"].shown_order == second
+    # The task's own order is one the third worker was not shown: a judgement like any other.
+    assert not stored["WORKER3"].untouched and stored["WORKER3"].shown_order == _shown(task, "WORKER3") != ids
+
+
+@pytest.mark.django_db
+def test_a_likert_answer_stores_the_tasks_order_as_shown():
+    task = _task()
+    _submit(task, _ratings(task))
+    assert Assignment.objects.get().shown_order == _ids(task)
 
 
 @pytest.mark.django_db

@@ -117,8 +117,13 @@ def test_a_researcher_runs_a_campaign_from_the_dashboard(
     assert page.get_by_label("Likert HIT reward (US$)").input_value() == "0.06"
     page.get_by_label("Name").fill("Home composting, run 1")
     page.get_by_label("Slug").fill("composting-1")
+    assert page.get_by_label("Participant links").is_checked()  # the default: no account, no money
+    page.get_by_label("Amazon Mechanical Turk (closed since 2026-09-30").check()  # rehearsed on the local endpoint
     page.get_by_label("Pair budget (share of all pairs)").fill("0.3")
     page.get_by_label("Pairs per comparison batch").fill("30")
+    # Traps off, so the figures below are the propositions' own (trap placement, which adds trap
+    # HITs, is tested in tests/annotation/test_batching.py).
+    page.get_by_label("Trap rate").fill("0")
     shoot(page, "dashboard-new-campaign")
     page.get_by_role("button", name="Create campaign").click()
     page.get_by_role("heading", name="Home composting, run 1").wait_for()
@@ -148,7 +153,7 @@ def test_a_researcher_runs_a_campaign_from_the_dashboard(
     assert page.locator("[data-money='cost']").text_content() == "$1.75"  # 5 HITs × 5 × ($0.06 + $0.01)
     shoot(page, "dashboard-publish-preview")
     page.get_by_role("button", name="Publish 5 HITs for $1.75").click()
-    page.get_by_text("Published 5 Likert HITs of topic home-composting to the Local MTurk endpoint").wait_for()
+    page.get_by_text("Likert round of topic home-composting: published 5 HITs to Amazon Mechanical Turk").wait_for()
     assert meter(page, "tasks") == (5, 5) and meter(page, "submitted") == (0, 25)
     assert page.locator("[data-money='balance']").text_content() == "$10,000.00"
 

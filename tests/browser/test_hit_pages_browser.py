@@ -4,11 +4,14 @@ double submit, inside a cross-origin iframe, and screenshots for a human to look
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode
+from uuid import UUID
 
 import pytest
+from django.core.cache import cache
 
 from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID
-from annotation.models import Batch
+from annotation.models import Batch, Task
+from crowd.answers.content import ProcessCache
 from crowd.models import Assignment, Comparison, LikertLabel
 from tests.browser.conftest import PHONE
 from tests.factories import (
@@ -251,6 +254,28 @@ def test_untouched_order_is_submitted_and_flagged(live_server, page):
     task = _task(Batch.Kind.COMPARISON)
     page.goto(_url(live_server, task))
     assert _submit_order(page).untouched
+
+
+def test_each_worker_starts_from_their_own_order_and_it_is_stored(live_server, page):
+    cache.clear()
+    ProcessCache.clear_all()  # pages cached under this fixed uuid by other tests
+    task = _task(Batch.Kind.COMPARISON)
+    # A fixed uuid pins each worker's order (crowd.answers.content.start_order): these two differ.
+    Task.objects.filter(pk=task.pk).update(uuid=UUID("5a1e0ce0-0000-4000-8000-000000000001"))
+    task.refresh_from_db()
+    ids = [p.pk for p in ordered_propositions(task)]
+    page.goto(_url(live_server, task, assignment="ASG2", worker="WORKER2"))
+    assert _shown_order(page) == [ids[i] for i in (1, 0, 4, 3, 2)]
+    page.goto(_url(live_server, task))
+    shown = _shown_order(page)
+    assert shown == [ids[i] for i in (4, 2, 1, 0, 3)]
+    page.reload()
+    assert _shown_order(page) == shown  # the same worker, the same order
+    assert page.locator("input[name=order]").input_value() == ",".join(map(str, shown))
+
+    assignment = _submit_order(page)
+
+    assert assignment.shown_order == shown and assignment.untouched
 
 
 def test_comparison_preview_cannot_move_or_submit(live_server, page):

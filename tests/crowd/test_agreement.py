@@ -163,6 +163,19 @@ def test_krippendorff_alpha_is_one_for_perfect_agreement(units, level):
         assert alpha == pytest.approx(1.0, abs=1e-12)
 
 
+def test_bootstrap_stability_ranks_integer_labels_as_any_others():
+    # Integer labels are ranked by counting, others by sorting: the same ranks, so dividing
+    # every label by 4 (no longer integers; quarters keep sums exact, so ties stay ties)
+    # leaves each draw's ρ, and the curve, as it was.
+    generator = random.Random(8)
+    labels = [(f"w{k}", item, generator.randint(1, 5)) for item in range(200) for k in range(4)]
+    counted = bootstrap_stability(labels, draws=30, rng=2)
+    sorted_ = bootstrap_stability([(w, item, score / 4) for w, item, score in labels], draws=30, rng=2)
+    for a, b in zip(counted, sorted_, strict=True):
+        assert (a.size, a.items) == (b.size, b.items)
+        assert a.mean == pytest.approx(b.mean, abs=1e-12) and a.sd == pytest.approx(b.sd, abs=1e-12)
+
+
 @pytest.mark.parametrize(
     "labels",
     [

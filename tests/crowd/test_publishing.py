@@ -5,8 +5,10 @@ from decimal import Decimal as D
 from io import StringIO
 
 import pytest
+import requests
 from django.core.management import CommandError, call_command
 
+from annotation.batching import comparison_tasks_build
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd.localturk import faults
@@ -289,3 +291,46 @@ def test_first_publish_makes_a_draft_campaign_active(local_turk):
     batch_publish(batch_id=batch.pk)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.ACTIVE
+
+
+@pytest.mark.mturk
+def test_likert_and_ordering_hits_carry_their_own_title_and_description(local_turk):
+    likert = likert_batch(propositions=5)
+    topic = likert.topic
+    ids = list(topic.propositions.values_list("pk", flat=True))
+    ordering = comparison_tasks_build(topic=topic, groups=[ids], number=1)
+    batch_publish(batch_id=likert.pk)
+    batch_publish(batch_id=ordering.pk)
+
+    remote = {
+        kind: local_turk.client.get_hit(HITId=batch.tasks.get().hit.hit_id)["HIT"]
+        for kind, batch in (("likert", likert), ("comparison", ordering))
+    }
+    assert remote["likert"]["Title"] == "Rate how important short statements are for a topic"
+    assert remote["likert"]["Description"].startswith("Read 5 short statements about a topic and rate")
+    assert remote["comparison"]["Title"] == "Put short statements about a topic in order of importance"
+    assert remote["comparison"]["Description"].startswith("Put 5 short statements about a topic in order")
+    assert HITType.objects.filter(campaign=topic.campaign).count() == 2
+    # As workers see them in their list of work on the local worker site.
+    listed = requests.get(
+        f"{local_turk.base_url}/localturk/worker/", params={"workerId": "AWORKER", "format": "json"}, timeout=10
+    ).json()["hits"]
+    assert sorted(hit["title"] for hit in listed) == [
+        "Put short statements about a topic in order of importance",
+        "Rate how important short statements are for a topic",
+    ]
+
+
+@pytest.mark.mturk
+def test_a_campaigns_own_titles_are_used(local_turk):
+    likert = likert_batch(
+        propositions=5, hit_title="Wie wichtig sind diese Aussagen?", comparison_hit_title="Aussagen ordnen"
+    )
+    ids = list(likert.topic.propositions.values_list("pk", flat=True))
+    ordering = comparison_tasks_build(topic=likert.topic, groups=[ids], number=1)
+    batch_publish(batch_id=likert.pk)
+    batch_publish(batch_id=ordering.pk)
+
+    titles = {hit["HITId"]: hit["Title"] for hit in local_turk.hits()}
+    assert titles[likert.tasks.get().hit.hit_id] == "Wie wichtig sind diese Aussagen?"
+    assert titles[ordering.tasks.get().hit.hit_id] == "Aussagen ordnen"

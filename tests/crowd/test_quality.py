@@ -11,7 +11,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from crowd.quality import (
+    HitTimes,
     KindStats,
+    TimeReport,
     TrapStats,
     WorkerCorrelation,
     comparison_agreement,
@@ -19,6 +21,7 @@ from crowd.quality import (
     exclusions,
     leave_one_out,
     leave_one_out_details,
+    time_report,
     trap_report,
 )
 from tests.crowd.simulated_crowd import correlation_with_truth, simulated_crowd
@@ -110,6 +113,11 @@ def test_trap_report_by_hand():
     assert report.workers == {"A": TrapStats(2, 1), "B": TrapStats(3, 1), "C": TrapStats(1, 0), "D": TrapStats(0, 0)}
     # obvious: (1 + 4 + 1)/3 = 2; subtle: (3 + 2 + 1)/3 = 2.
     assert report.kinds == {"obvious": KindStats(2.0, 3), "subtle": KindStats(2.0, 3)}
+    # Per kind: A failed its subtle one, B its obvious one; a kind not seen is absent.
+    assert report.worker_kinds == {
+        "obvious": {"A": TrapStats(1, 0), "B": TrapStats(1, 1), "C": TrapStats(1, 0)},
+        "subtle": {"A": TrapStats(1, 1), "B": TrapStats(2, 0)},
+    }
 
 
 def test_trap_report_on_no_labels_lists_kinds_with_nan_means():
@@ -202,21 +210,104 @@ def test_exclusions_by_traps_are_uncapped_and_count_toward_the_cap():
     assert exclusions(labels, traps, max_label_share=0.08) == {"half", "rev"}
 
 
-def test_exclusions_on_comparisons_with_untouched_orderings():
-    pairs = [("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"), ("b", "d"), ("c", "d")]
-    # Truth a > b > c > d; 12 good voters agree with it; "contrary" always picks the loser.
-    votes = [(f"g{k:02d}", x, y, x) for k in range(12) for x, y in pairs]
-    votes += [("contrary", x, y, y) for x, y in pairs]
-    votes += [("lazy", x, y, x) for x, y in pairs[:2]]
-    # 12·6 + 6 + 2 = 80 votes, + lazy's 8 untouched = 88; a 10 % cap holds 8.8 votes.
-    # contrary: 0/6 → out (6 votes). lazy: 2 agreeing of 2 + 8 untouched = 0.2 → the
-    # 10 votes would exceed the cap, so a 25 % cap (22) is needed for lazy too.
-    assert exclusions([], votes=votes, max_label_share=0.10) == {"contrary"}
-    assert exclusions([], votes=votes, max_label_share=0.10, untouched={"lazy": 8}) == {"contrary"}
-    reasons = exclusion_reasons([], votes=votes, max_label_share=0.25, untouched={"lazy": 8})
-    assert list(reasons) == ["contrary", "lazy"]
-    assert reasons["lazy"].startswith("comparison agreement 0.20 on 10 votes (8 untouched)")
-    assert exclusions([], votes=votes, max_label_share=0.25, max_agreement=0.1, untouched={"lazy": 8}) == {"contrary"}
+PAIRS = [("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"), ("b", "d"), ("c", "d")]
+
+
+def ordered_votes(worker: str, order: str, times: int = 1) -> list[tuple[str, str, str, str]]:
+    """The C(4, 2) = 6 votes of `times` orderings of a, b, c, d placing `order` best first."""
+    return [(worker, x, y, x if order.index(x) < order.index(y) else y) for x, y in PAIRS] * times
+
+
+def test_comparisons_judge_a_worker_on_orderings_not_on_votes():
+    # 12 good voters, 3 orderings each, agree with a > b > c > d; "contrary" orders the
+    # reverse once: 6 countable votes, all disagreeing, but one ordering is one judgement.
+    votes = [vote for k in range(12) for vote in ordered_votes(f"g{k:02d}", "abcd", 3)]
+    votes += ordered_votes("contrary", "dcba")
+    orderings = {f"g{k:02d}": 3 for k in range(12)} | {"contrary": 1}
+    assert exclusions([], votes=votes, max_label_share=1.0, min_items=1, orderings=orderings) == set()
+    assert exclusions([], votes=votes, max_label_share=1.0, min_items=1, orderings=orderings, min_orderings=1) == {
+        "contrary"
+    }
+    # Three reversed orderings are enough evidence.
+    votes += ordered_votes("contrary", "dcba", 2)
+    reasons = exclusion_reasons([], votes=votes, max_label_share=1.0, orderings=orderings | {"contrary": 3})
+    assert reasons == {
+        "contrary": "comparison agreement 0.00 on 18 votes from 3 orderings, below 0.6; worst first within 100% of votes"
+    }
+    # Without `orderings` (votes not from orderings), countable votes are the evidence.
+    assert exclusions([], votes=votes, max_label_share=1.0, min_items=18) == {"contrary"}
+    assert exclusions([], votes=votes, max_label_share=1.0, min_items=19) == set()
+
+
+def test_one_untouched_ordering_never_excludes_a_worker():
+    # The defect of the quality issue: one ordering submitted as shown counted as 10
+    # disagreeing votes. Its votes are left out of `votes`, and one is not enough evidence.
+    votes = [vote for k in range(12) for vote in ordered_votes(f"g{k:02d}", "abcd", 3)]
+    orderings = {f"g{k:02d}": 3 for k in range(12)}
+    assert (
+        exclusions([], votes=votes, max_label_share=1.0, orderings=orderings, untouched_orderings={"lazy": 1}) == set()
+    )
+    # An untouched ordering beside changed ones counts neither for nor against: "mixed" has
+    # 3 agreeing orderings and 2 untouched (40 %), agreement 1.0 on its 18 votes.
+    votes += ordered_votes("mixed", "abcd", 3)
+    reasons = exclusion_reasons(
+        [], votes=votes, max_label_share=1.0, orderings=orderings | {"mixed": 3}, untouched_orderings={"mixed": 2}
+    )
+    assert reasons == {}
+
+
+def test_mostly_untouched_orderings_exclude_a_worker_without_a_cap():
+    votes = [vote for k in range(12) for vote in ordered_votes(f"g{k:02d}", "abcd", 3)]
+    orderings = {f"g{k:02d}": 3 for k in range(12)} | {"half": 2, "idle": 1}
+    votes += ordered_votes("half", "abcd", 2) + ordered_votes("idle", "abcd")
+    untouched = {"half": 2, "idle": 3, "few": 2}
+    # half: 2 of 4 untouched is not more than half → in; idle: 3 of 4 → out; few: 2 of 2
+    # is below the 3 orderings of evidence → in. A 0 % cap does not hold idle back, and
+    # idle's 6 changed votes count toward it (nobody else fits).
+    reasons = exclusion_reasons(
+        [], votes=votes, max_label_share=0.0, orderings=orderings, untouched_orderings=untouched
+    )
+    assert reasons == {"idle": "submitted 3 of 4 orderings in the order shown (untouched)"}
+    assert exclusions([], votes=votes, orderings=orderings, untouched_orderings=untouched, max_untouched_share=0.4) == {
+        "idle",
+        "half",
+    }
+    assert exclusions([], votes=votes, orderings=orderings, untouched_orderings=untouched, min_orderings=2) == {
+        "idle",
+        "few",
+    }
+
+
+def test_exclusions_by_traps_need_the_minimum_of_trap_answers():
+    traps = {"t1": "obvious", "t2": "subtle"}
+    labels = crowd({}) + [(f"g{k:02d}", trap, 1) for k in range(18) for trap in traps] + [("once", "t1", 5)]
+    assert exclusions(labels, traps) == set()
+    assert exclusion_reasons(labels, traps, min_traps=1) == {"once": "failed 1 of 1 traps (score ≥ 3)"}
+    assert exclusions(labels, traps, min_traps=0) == {"once"}  # never below one trap answer
+
+
+def test_time_report_by_hand():
+    times = [("A", "likert", s) for s in (30, 40, 50)] + [("B", "likert", s) for s in (2, 4, 9)]
+    times += [("C", "likert", s) for s in (35, 45)] + [("C", "comparison", s) for s in (60, 3, 5)]
+    times += [("D", "comparison", 50), ("D", "comparison", 70)]
+    report = time_report(times)
+    # Likert HITs: 2 4 9 30 35 40 45 50 → median (30 + 35)/2 = 32.5; orderings: 3 5 50 60 70 → 50.
+    assert report.kinds == {"likert": HitTimes(32.5, 8), "comparison": HitTimes(50.0, 5)}
+    assert report.workers["A"] == {"likert": HitTimes(40.0, 3)}
+    assert report.workers["C"] == {"likert": HitTimes(40.0, 2), "comparison": HitTimes(5.0, 3)}
+    # B: 4 s < 32.5 / 3 over 3 HITs; C: 5 s < 50 / 3 on orderings. D is typical.
+    assert set(report.speeders) == {"B", "C"}
+    assert (
+        report.speeders["B"] == "median 4.0 s per likert HIT over 3 HITs, below 0.33 × the campaign's median of 32.5 s"
+    )
+    assert set(time_report(times, min_hits=4).speeders) == set()
+    assert set(time_report(times, fraction=0.12).speeders) == {"C"}  # 4 > 3.9, 5 < 6
+
+
+def test_time_report_of_nothing_is_empty():
+    assert time_report([]) == TimeReport({}, {}, {})
+    with pytest.raises(ValueError, match="finite"):
+        time_report([("A", "likert", float("inf"))])
 
 
 def test_exclusions_judge_a_constant_worker_as_r_zero():

@@ -3,7 +3,7 @@
 import math
 import xml.etree.ElementTree as ET
 
-from crowd.qc.svg import histogram_svg, interval_svg, line_svg
+from crowd.qc.svg import binned_histogram_svg, histogram_svg, interval_svg, line_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -31,6 +31,13 @@ def test_histogram_counts_bins_and_draws_the_cutoff():
     bars = [rect.find(f"{SVG}title").text for rect in root.iter(f"{SVG}rect")]
     assert bars == ["-1 to -0.5: 1", "0 to 0.5: 2", "0.5 to 1: 1"]
     assert "excluded up to -0.50" in svg
+
+
+def test_a_histogram_from_stored_counts_is_the_same_chart():
+    labels = {"cutoff": -0.5, "cutoff_label": "excluded up to", "title": "LOO r", "x_label": "r"}
+    from_values = histogram_svg([-0.9, 0.1, 0.15, 0.8], bins=4, value_range=(-1, 1), **labels)
+    assert binned_histogram_svg([1, 0, 2, 1], value_range=(-1, 1), **labels) == from_values
+    assert "no data yet" in binned_histogram_svg([0] * 20, value_range=(-1, 1), title="t", x_label="x")
 
 
 def test_line_with_error_bars_skips_undefined_points():

@@ -6,19 +6,24 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Batch
 from crowd.localturk import faults
 from crowd.marketplaces.mturk.answers import InvalidAnswerXML, answer_fields
 from crowd.models import HIT, Assignment, LikertLabel, Worker, WorkerQuality
+from crowd.sessions import holds, links
 from crowd.tasks import sync_open_hits
 from crowd.work import ledger
 from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish
 from crowd.work.sync import assignments_sync
+from tests.factories import AssignmentFactory
 
 from .factories import likert_batch
+from .sessions.conftest import links_batch
 
 Verification = Assignment.Verification
 ANSWERS_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd"
@@ -129,10 +134,12 @@ def test_a_submission_only_mturk_received_is_recovered_from_its_answer_xml(local
     fields = {"task": str(hit.task.uuid), **{f"rating-{pid}": str(score) for pid, score in scores.items()}}
     assignment_id = local_turk.worker("ALOSTPOST00001").submit_to_mturk_only(hit.hit_id, fields)
     assert not Assignment.objects.exists()
+    assert assignments_sync().hits == 0  # no news of ours: MTurk says when the HIT's work is all in
+    local_turk.worker("AWORKERTWO0002").complete(hit.hit_id)  # the last slot: ListReviewableHITs lists it
 
     report = assignments_sync()
 
-    recovered = Assignment.objects.get()
+    recovered = Assignment.objects.get(worker__external_id="ALOSTPOST00001")
     assert (recovered.assignment_id, recovered.worker.external_id) == (assignment_id, "ALOSTPOST00001")
     assert recovered.verification == Verification.RECOVERED
     assert Assignment.objects.counted().filter(pk=recovered.pk).exists()
@@ -140,12 +147,12 @@ def test_a_submission_only_mturk_received_is_recovered_from_its_answer_xml(local
     remote = local_turk.client.get_assignment(AssignmentId=assignment_id)["Assignment"]
     assert recovered.submitted_at == remote["SubmitTime"]
     assert dict(LikertLabel.objects.filter(assignment=recovered).values_list("proposition_id", "score")) == scores
-    assert report.recovered == 1
+    assert (report.hits, report.recovered, report.verified) == (1, 1, 1)
 
 
 @pytest.mark.mturk
 def test_a_copy_that_is_no_answer_to_the_task_is_reported_not_stored(local_turk):
-    hit = _published()
+    hit = _published(slots=1)  # its one slot taken: MTurk lists the HIT as reviewable
     local_turk.worker("ASPAMMER000001").submit_to_mturk_only(hit.hit_id, {"comment": "hello"})
 
     report = assignments_sync()
@@ -157,6 +164,9 @@ def test_a_copy_that_is_no_answer_to_the_task_is_reported_not_stored(local_turk)
 @pytest.mark.mturk
 def test_a_hit_the_marketplace_no_longer_knows_is_reported_and_no_longer_synced(local_turk):
     hit = _published()
+    local_turk.worker("AWORKERONE0001").forge(  # news: an answer waits for MTurk's word
+        task_uuid=hit.task.uuid, hit_id=hit.hit_id, assignment_id="3FORGEDASSIGNMENT0000000000000"
+    )
     HIT.objects.filter(pk=hit.pk).update(hit_id="3UNKNOWNHIT0000000000000000000")
 
     report = assignments_sync()
@@ -266,6 +276,7 @@ def test_sync_reports_the_synced_topics_and_campaigns_and_enqueues_nothing(
     local_turk, django_capture_on_commit_callbacks
 ):
     hit = _published()
+    local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
 
     with django_capture_on_commit_callbacks() as callbacks:
         report = assignments_sync()
@@ -288,3 +299,85 @@ def test_the_sync_task_outlasts_throttling(local_turk, monkeypatch):
     assert result["verified"] == 1
     assert faults.active() == []
     assert Assignment.objects.get().verification == Verification.VERIFIED
+
+
+# ---- Cost per HIT: queries, never times ----------------------------------------------------
+
+
+def _answered_hits(local_turk, *, hits: int, slots: int = 2) -> list[HIT]:
+    """A Likert batch of `hits` HITs, every slot answered through the worker's whole path."""
+    batch = likert_batch(propositions=5 * hits, assignments_per_hit=slots)
+    batch_publish(batch_id=batch.pk)
+    published = list(HIT.objects.filter(task__batch=batch).order_by("pk"))
+    for hit in published:
+        for number in range(slots):
+            local_turk.worker(f"AWORKER{number:07d}").complete(hit.hit_id)
+    return published
+
+
+def _queries(function) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        function()
+    return len(captured.captured_queries)
+
+
+def _per_hit(counts: list[int]) -> float:
+    """Queries per HIT beyond a pass's fixed cost: a pass over 8 HITs against one over 2."""
+    return (counts[1] - counts[0]) / 6
+
+
+@pytest.mark.mturk
+def test_the_verify_pass_costs_at_most_five_queries_per_hit(local_turk):
+    counts = []
+    for hits in (2, 8):
+        HIT.objects.update(complete=True)  # the other round's HITs are not visited again
+        published = _answered_hits(local_turk, hits=hits)
+        counts.append(_queries(assignments_sync))
+        answers = Assignment.objects.filter(task__hit__in=published)
+        assert set(answers.values_list("verification", flat=True)) == {Verification.VERIFIED}
+        assert answers.count() == 2 * hits
+    assert _per_hit(counts) <= 5, counts
+
+
+@pytest.mark.mturk
+def test_the_approval_pass_costs_at_most_ten_queries_per_hit(local_turk):
+    counts = []
+    for hits in (2, 8):
+        HIT.objects.update(complete=True)
+        published = _answered_hits(local_turk, hits=hits)
+        assignments_sync()  # verified
+        for hit in published:
+            for number in range(2):
+                _qc_ran(hit, f"AWORKER{number:07d}")
+        counts.append(_queries(assignments_sync))  # approved, complete, deleted
+        answers = Assignment.objects.filter(task__hit__in=published)
+        assert set(answers.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+        assert HIT.objects.filter(pk__in=[hit.pk for hit in published], complete=True, deleted=True).count() == hits
+    assert _per_hit(counts) <= 10, counts
+
+
+@pytest.mark.django_db
+def test_the_approval_pass_of_a_session_channel_costs_at_most_ten_queries_per_hit():
+    counts = []
+    for hits in (2, 8):
+        HIT.objects.update(complete=True)
+        batch = links_batch(propositions=5 * hits, tasks_per_session=hits, assignments=2)
+        link = links.link_create(campaign=batch.topic.campaign, kind="open", label="lab")
+        for code in ("ann", "bob"):
+            session = holds.link_session_open(
+                link=link, worker=holds.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
+            )
+            while (hold := holds.hold_next(session)) is not None:
+                AssignmentFactory(
+                    task=hold.task, worker=session.worker, assignment_id=hold.assignment_id, hit=hold.task.hit
+                )
+                holds.hold_submit(session=session, assignment_id=hold.assignment_id)
+            WorkerQuality.objects.create(
+                campaign=batch.topic.campaign, worker=session.worker, computed_at=timezone.now()
+            )
+        counts.append(_queries(assignments_sync))  # approved and complete
+        answers = Assignment.objects.filter(task__batch=batch)
+        assert answers.count() == 2 * hits
+        assert set(answers.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+        assert HIT.objects.filter(task__batch=batch, complete=True).count() == hits
+    assert _per_hit(counts) <= 10, counts

@@ -39,6 +39,7 @@ OPERATIONS_USED = {
     "CreateHITWithHITType",
     "GetHIT",
     "ListHITs",
+    "ListReviewableHITs",
     "ListAssignmentsForHIT",
     "GetAssignment",
     "ApproveAssignment",

@@ -2,19 +2,24 @@
 overrides, the optional policies, and the simulated crowd of the quality issue."""
 
 import statistics
+from uuid import NAMESPACE_URL, uuid5
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotation.models import Batch
 from config.errors import ApplicationError
+from crowd.answers.content import ProcessCache, hit_content_get
+from crowd.answers.store import answer_submit
 from crowd.models import Assignment, LikertLabel, Worker, WorkerDecision, WorkerQuality
 from crowd.qc import worker_quality
+from crowd.qc.counted import counted_labels
 from crowd.qc.report import campaign_quality_report
 from crowd.qc.worker_quality import (
     REJECT_FEEDBACK,
     campaign_quality_refresh,
-    counted_labels,
     excluded_worker_ids,
     worker_quality_override,
 )
@@ -22,7 +27,7 @@ from crowd.tasks import refresh_campaign_quality
 from ranking.likert import likert_means
 from tests.crowd.quality_data import TRAPS, LabelBuilder, small_crowd_labels
 from tests.crowd.simulated_crowd import simulated_crowd
-from tests.factories import CampaignFactory, TopicFactory
+from tests.factories import BatchFactory, CampaignFactory, PropositionFactory, TaskFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -111,9 +116,11 @@ def test_refresh_takes_a_fixed_number_of_queries(crowd):
     with CaptureQueriesContext(connection) as small:
         campaign_quality_refresh(campaign_id=crowd.topic.campaign_id)
     crowd.likert([(f"extra{k}", item, t) for k in range(20) for item, t in [("i0", 1), ("i1", 2), ("i2", 3)]])
+    for key in ("bees", "wasps", "ants"):  # more topics, with labels of their own
+        LabelBuilder(TopicFactory(campaign=crowd.topic.campaign, key=key)).likert(small_crowd_labels(), TRAPS)
     with CaptureQueriesContext(connection) as large:
         campaign_quality_refresh(campaign_id=crowd.topic.campaign_id)
-    assert len(large) <= len(small) <= 12
+    assert len(large) <= len(small) <= 18
 
 
 def test_override_needs_a_reason_and_is_audited(crowd, django_user_model):
@@ -211,25 +218,68 @@ def test_reject_policy_rejects_submitted_assignments_that_failed_every_trap(
 
 
 def test_comparison_votes_and_untouched_orderings():
-    campaign = CampaignFactory(qc_max_label_share=0.35)
+    campaign = CampaignFactory(qc_max_label_share=0.35)  # qc_min_orderings: 3 by default
+    builder = LabelBuilder(TopicFactory(campaign=campaign))
+    for worker in ("g1", "g2", "g3", "g4"):
+        for _ in range(3):
+            builder.ordering(worker, ["a", "b", "c", "d"])
+    builder.ordering("once", ["d", "c", "b", "a"])  # one reversed ordering: not enough evidence
+    builder.ordering("lazy", ["c", "a", "d", "b"], untouched=True)  # the quality issue's worker
+    for _ in range(3):
+        builder.ordering("contrary", ["d", "c", "b", "a"])
+        builder.ordering("idle", ["c", "a", "d", "b"], untouched=True)
+    builder.ordering("ghost", ["d", "c", "b", "a"], verification=Assignment.Verification.UNVERIFIED)
+
+    assert campaign_quality_refresh(campaign_id=campaign.pk) == ids(builder, "contrary", "idle")
+    good, once, lazy = quality(builder, "g1"), quality(builder, "once"), quality(builder, "lazy")
+    assert (good.votes, good.comparison_agreement, good.orderings, good.untouched_orderings) == (18, 1.0, 3, 0)
+    assert (once.votes, once.comparison_agreement, once.orderings, once.computed_status) == (6, 0.0, 1, OK)
+    # An untouched ordering's votes are neither agreement nor disagreement.
+    assert (lazy.votes, lazy.comparison_agreement, lazy.orderings, lazy.untouched_orderings) == (6, None, 1, 1)
+    assert lazy.computed_status == OK
+    contrary, idle = quality(builder, "contrary"), quality(builder, "idle")
+    assert contrary.computed_reason.startswith("comparison agreement 0.00 on 18 votes from 3 orderings, below 0.6")
+    assert idle.computed_reason == "submitted 3 of 3 orderings in the order shown (untouched)"
+    reasons = dict(WorkerDecision.objects.filter(campaign=campaign).values_list("worker__external_id", "reason"))
+    assert reasons == {"contrary": contrary.computed_reason, "idle": idle.computed_reason}
+    assert not WorkerQuality.objects.filter(worker=builder.workers["ghost"]).exists()
+
+
+def test_the_evidence_minimums_are_campaign_settings():
+    campaign = CampaignFactory(qc_max_label_share=0.35, qc_min_orderings=1, qc_min_traps=1)
     builder = LabelBuilder(TopicFactory(campaign=campaign))
     for worker in ("g1", "g2", "g3", "g4"):
         builder.ordering(worker, ["a", "b", "c", "d"])
-    builder.ordering("contrary", ["d", "c", "b", "a"])
-    builder.ordering("lazy", ["c", "a", "d", "b"], untouched=True)
-    builder.ordering("ghost", ["d", "c", "b", "a"], verification=Assignment.Verification.UNVERIFIED)
+    builder.ordering("once", ["d", "c", "b", "a"])
+    builder.likert([(f"g{k}", "trap", 1) for k in range(1, 5)] + [("careless", "trap", 4)], TRAPS | {"trap": "obvious"})
+    assert campaign_quality_refresh(campaign_id=campaign.pk) == ids(builder, "once", "careless")
 
-    # 36 counted votes; a 35 % cap holds 12.6: "contrary" (0 of 6 agree) and "lazy" (6
-    # untouched votes count as disagreeing: 0 of 6).
-    assert campaign_quality_refresh(campaign_id=campaign.pk) == ids(builder, "contrary", "lazy")
-    good, contrary, lazy = quality(builder, "g1"), quality(builder, "contrary"), quality(builder, "lazy")
-    assert (good.votes, good.comparison_agreement, good.untouched_orderings) == (6, 1.0, 0)
-    assert (contrary.votes, contrary.comparison_agreement) == (6, 0.0)
-    assert (lazy.votes, lazy.comparison_agreement, lazy.untouched_orderings) == (6, None, 1)
-    assert WorkerDecision.objects.get(worker=builder.workers["lazy"]).reason.startswith(
-        "comparison agreement 0.00 on 6 votes (6 untouched)"
+
+def test_traps_by_kind_time_on_task_and_speeders_are_stored(crowd):
+    campaign = crowd.topic.campaign
+    # Every Likert HIT took 40 s, but "g5" did each of its HITs in 5 s: below 40 / 3.
+    Assignment.objects.update(time_on_task_ms=40_000)
+    Assignment.objects.filter(worker=crowd.workers["g5"]).update(time_on_task_ms=5_000)
+    for _ in range(3):
+        crowd.ordering("g1", ["i0", "i1", "i2", "i3", "i4"])
+    Assignment.objects.filter(task__kind="comparison").update(time_on_task_ms=61_000)
+    campaign_quality_refresh(campaign_id=campaign.pk)
+
+    careless, fast, g1 = quality(crowd, "careless"), quality(crowd, "g5"), quality(crowd, "g1")
+    # careless rated the obvious trap 5 and the subtle one 4: one of each, both failed.
+    assert (careless.obvious_traps_seen, careless.obvious_traps_failed) == (1, 1)
+    assert (careless.subtle_traps_seen, careless.subtle_traps_failed) == (1, 1)
+    assert (g1.obvious_traps_seen, g1.obvious_traps_failed, g1.subtle_traps_seen, g1.subtle_traps_failed) == (
+        1,
+        0,
+        1,
+        0,
     )
-    assert not WorkerQuality.objects.filter(worker=builder.workers["ghost"]).exists()
+    # g5's three Likert HITs took 5 s each; 7 workers × 3 HITs, 3 of them 5 s → median 40 s.
+    assert (fast.likert_seconds, fast.comparison_seconds, fast.speeder) == (5.0, None, True)
+    assert (g1.likert_seconds, g1.comparison_seconds, g1.speeder) == (40.0, 61.0, False)
+    assert fast.computed_status == OK  # flagged, never excluded for speed alone
+    assert WorkerQuality.objects.filter(campaign=campaign, speeder=True).count() == 1
 
 
 def test_the_celery_task_refreshes_the_campaign(crowd):
@@ -279,3 +329,31 @@ def test_simulated_crowd_spammers_are_excluded_and_the_means_improve(seed):
 def test_simulated_crowd_with_the_default_share_excludes_only_spammers():
     campaign, builder, _truth, spammers = simulated_campaign(4, share=0.05)
     assert campaign_quality_refresh(campaign_id=campaign.pk) <= ids(builder, *spammers)
+
+
+def test_untouched_is_the_order_each_worker_was_shown():
+    """Two workers send the same orderings; only the one who was shown them in that order
+    left them untouched (each worker starts from their own shuffle)."""
+    cache.clear()
+    ProcessCache.clear_all()
+    topic = TopicFactory()
+    propositions = PropositionFactory.create_batch(5, topic=topic)
+    batch = BatchFactory(topic=topic, kind=Batch.Kind.COMPARISON)
+    for n in range(3):
+        task = TaskFactory(batch=batch, propositions=propositions, uuid=uuid5(NAMESPACE_URL, f"salience:untouched:{n}"))
+        content = hit_content_get(task.uuid)
+        order = ",".join(map(str, content.shown_order("AWORKERSHOWN")))
+        assert content.shown_order("AWORKERSHOWN") != content.shown_order("AWORKEROTHER")
+        for worker in ("AWORKERSHOWN", "AWORKEROTHER"):
+            answer_submit(
+                content=content, assignment_id=f"A{n}{worker}", worker_external_id=worker, fields={"order": [order]}
+            )
+    Assignment.objects.update(verification=Assignment.Verification.VERIFIED)
+
+    excluded = campaign_quality_refresh(campaign_id=topic.campaign_id)
+
+    shown, other = (WorkerQuality.objects.get(worker__external_id=w) for w in ("AWORKERSHOWN", "AWORKEROTHER"))
+    assert (shown.orderings, shown.untouched_orderings) == (3, 3)
+    assert (other.orderings, other.untouched_orderings) == (3, 0)
+    assert excluded == {shown.worker_id}
+    assert shown.computed_reason == "submitted 3 of 3 orderings in the order shown (untouched)"

@@ -44,7 +44,7 @@ def _named_id(name: str, item_ids: list[int]) -> int | None:
 
 
 def expected_answer(kind: str, item_ids: list[int], fields: tuple[tuple[str, str], ...]) -> dict | None:
-    """Answer.as_json() of a valid answer, else None."""
+    """Answer.as_json() of a valid answer to a task shown in the order `item_ids`, else None."""
     values: dict[str, list[str]] = {}
     for name, value in fields:
         values.setdefault(name, []).append(value)

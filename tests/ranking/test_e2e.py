@@ -44,6 +44,7 @@ def test_a_topic_goes_from_import_to_an_exported_ranking_without_manual_steps(ce
     campaign = campaign_create(
         slug="e2e",
         name="End to end",
+        channel=Campaign.Channel.MTURK,
         environment=Campaign.Environment.LOCAL,
         status=Campaign.Status.ACTIVE,
         assignments_per_hit=3,

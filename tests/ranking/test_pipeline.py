@@ -2,9 +2,14 @@
 
 import random
 import threading
+from datetime import timedelta
 
 import pytest
-from django.db import connection
+import trueskill
+from django.db import connection, transaction
+from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Topic
@@ -14,7 +19,14 @@ from crowd.models import Assignment, Comparison
 from ranking import pipeline, workflow
 from ranking.models import PropositionScore, RankingSnapshot
 from ranking.stats import spearman
-from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
+from tests.factories import (
+    AssignmentFactory,
+    BatchFactory,
+    CampaignFactory,
+    PropositionFactory,
+    TopicFactory,
+    WorkerFactory,
+)
 
 WORKERS = [f"AWORKER{i:07d}" for i in range(12)]
 
@@ -229,3 +241,178 @@ def test_two_concurrent_advances_create_one_batch():
     assert sorted(results) in (["likert_done", "republish"], ["likert_done", "waiting"])
     assert Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON).count() == 1
     assert Proposition.objects.filter(topic=topic).count() == 30
+
+
+# ---- Stored ranks (issue 17: one set-based UPDATE instead of a bulk_update per refit) ------
+
+
+def _sort_key_before(score: PropositionScore | None, proposition: Proposition) -> tuple:
+    """ranking.export._sort_key before issue 17, kept as the oracle of the ranks' order."""
+    if score is not None and score.in_comparisons and score.mu is not None:
+        return (0, -score.mu, score.sigma or 0.0, proposition.pk)
+    likert = score.likert_mean if score is not None and score.likert_mean is not None else float("-inf")
+    return (1, -likert, 0.0, proposition.pk)
+
+
+def ranks_before(topic: Topic) -> dict[int, int]:
+    """The ranks the bulk_update store wrote: every real proposition sorted in Python, the
+    ranks of those with a score row."""
+    propositions = Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE).select_related("score")
+    scored = sorted(((getattr(p, "score", None), p) for p in propositions), key=lambda pair: _sort_key_before(*pair))
+    return {p.pk: rank for rank, (score, p) in enumerate(scored, start=1) if score is not None}
+
+
+def stored_ranks(topic: Topic) -> dict[int, int | None]:
+    return dict(
+        PropositionScore.objects.filter(
+            proposition__topic=topic, proposition__trap_kind=Proposition.TrapKind.NONE
+        ).values_list("proposition_id", "rank")
+    )
+
+
+def scored_topic(rows: list[tuple | None], topic: Topic | None = None) -> tuple[Topic, list[Proposition]]:
+    """A topic with one proposition per row: (in_comparisons, mu, sigma, likert_mean), or None
+    for a proposition without a score row. Every stored rank starts wrong (1)."""
+    topic = topic or TopicFactory()
+    propositions = []
+    for row in rows:
+        proposition = PropositionFactory(topic=topic)
+        if row is not None:
+            in_comparisons, mu, sigma, likert = row
+            PropositionScore.objects.create(
+                proposition=proposition, in_comparisons=in_comparisons, mu=mu, sigma=sigma, likert_mean=likert, rank=1
+            )
+        propositions.append(proposition)
+    return topic, propositions
+
+
+@pytest.mark.django_db
+def test_stored_ranks_are_the_rankings_order_with_its_ties():
+    topic, (a, b, c, d, e, f, g, h, i, j, k) = scored_topic(
+        [
+            (True, 30.0, 2.0, 1.0),
+            (True, 30.0, 1.0, 1.0),  # same μ as a, smaller σ: before a
+            (True, 30.0, 1.0, 5.0),  # same μ and σ as b: after b, by id (its Likert mean plays no part)
+            (True, 25.0, None, 4.0),
+            (True, 25.0, 0.0, 4.0),  # σ 0 and no σ tie: by id
+            (True, None, None, 4.5),  # in the comparisons without a μ: ranked by its Likert mean
+            (False, 40.0, 1.0, 4.5),  # not in the comparisons: its μ plays no part; ties f, by id
+            (False, None, None, 3.0),
+            (False, None, None, None),  # unrated: last, by id
+            None,  # no score row: takes its place among the unrated, nothing stored
+            (False, None, None, None),
+        ]
+    )
+    trap = PropositionFactory(topic=topic, trap_kind=Proposition.TrapKind.OBVIOUS)
+    PropositionScore.objects.create(proposition=trap, likert_mean=5.0, rank=7)
+    other_topic, _ = scored_topic([(True, 50.0, 1.0, 5.0)])
+
+    pipeline._ranks_store(topic)
+
+    expected = {b: 1, c: 2, a: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, k: 11}
+    assert stored_ranks(topic) == {p.pk: rank for p, rank in expected.items()} == ranks_before(topic)
+    assert not PropositionScore.objects.filter(proposition=j).exists()
+    assert PropositionScore.objects.get(proposition=trap).rank == 7  # traps are not ranked
+    assert stored_ranks(other_topic) == {other_topic.propositions.get().pk: 1}  # nor other topics
+
+
+_MU, _SIGMA, _MEAN = (
+    st.one_of(st.none(), st.sampled_from(values))
+    for values in ((20.0, 25.0, -0.0, 0.0, 31.5), (0.0, 0.5, 2.0), (1.0, 2.5, 2.6, 5.0))
+)
+
+
+@pytest.mark.django_db
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.one_of(st.none(), st.tuples(st.booleans(), _MU, _SIGMA, _MEAN)), max_size=25))
+def test_stored_ranks_match_the_bulk_update_store_on_random_ties(rows):
+    with transaction.atomic():  # one savepoint per example, rolled back
+        topic, _ = scored_topic(rows)
+        pipeline._ranks_store(topic)
+        assert stored_ranks(topic) == ranks_before(topic)
+        transaction.set_rollback(True)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("propositions", [3, 120])
+def test_storing_ranks_is_one_query_whatever_the_number_of_propositions(propositions, django_assert_num_queries):
+    rng = random.Random(propositions)
+    topic, _ = scored_topic(
+        [(rng.random() < 0.2, rng.choice((20.0, 25.0)), 1.0, rng.choice((2.0, 3.4))) for _ in range(propositions)]
+    )
+    with django_assert_num_queries(1):
+        pipeline._ranks_store(topic)
+    assert stored_ranks(topic) == ranks_before(topic)
+
+
+@pytest.mark.django_db
+def test_without_update_from_ranks_and_refits_are_stored_by_bulk_update(monkeypatch):
+    # SQLite before 3.33 has no UPDATE ... FROM: the same figures, written by bulk_update.
+    topic, (a, _b, _c, d) = scored_topic(
+        [(True, 25.0, 1.0, 2.0), (False, None, None, 4.0), None, (True, 26.0, 1.0, 1.0)]
+    )
+    monkeypatch.setattr(pipeline, "_update_from_supported", lambda: False)
+    pipeline._ranks_store(topic)
+    assert stored_ranks(topic) == ranks_before(topic)
+    ratings = {a.pk: trueskill.Rating(mu=30.5, sigma=2.25), d.pk: trueskill.Rating(mu=20.125, sigma=3.0)}
+    pipeline._refit_store(topic, ratings, [(a.pk, d.pk)])
+    stored = PropositionScore.objects.filter(proposition__in=[a, d]).order_by("rank")
+    assert [(s.proposition_id, s.mu, s.sigma, s.comparisons, s.rank) for s in stored] == [
+        (pid, ratings[pid].mu, ratings[pid].sigma, 1, rank) for rank, pid in enumerate((a.pk, d.pk), start=1)
+    ]
+    assert stored_ranks(topic) == ranks_before(topic)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("compared", [3, 120])
+def test_a_refit_is_stored_exactly_in_a_fixed_number_of_queries(compared, django_assert_num_queries):
+    rng = random.Random(compared)
+    topic, propositions = scored_topic([(True, None, None, 3.0)] * compared + [(False, None, None, 2.0)] * 5)
+    items = [p.pk for p in propositions[:compared]]
+    votes = [tuple(rng.sample(items, 2)) for _ in range(4 * compared)]
+    for number in (1, 2):
+        ratings = {pid: trueskill.Rating(mu=rng.uniform(10, 40) / 3, sigma=rng.uniform(0.5, 8)) for pid in items}
+        # mu/sigma/comparisons, ranks, the previous snapshot, the new one: whatever the size.
+        with django_assert_num_queries(4):
+            snapshot = pipeline._refit_store(topic, ratings, votes)
+        assert snapshot.number == number and snapshot.comparisons_used == len(votes)
+        stored = {s.proposition_id: s for s in PropositionScore.objects.filter(proposition_id__in=items)}
+        assert {pid: (s.mu, s.sigma) for pid, s in stored.items()} == {
+            pid: (r.mu, r.sigma) for pid, r in ratings.items()
+        }
+        appearances = [pid for vote in votes for pid in vote]
+        assert {pid: s.comparisons for pid, s in stored.items()} == {pid: appearances.count(pid) for pid in items}
+        assert stored_ranks(topic) == ranks_before(topic)
+    assert snapshot.spearman_previous is not None
+
+
+@pytest.mark.django_db
+def test_a_refit_uses_the_counted_votes_of_the_topics_comparison_tasks_in_submission_order(
+    django_assert_num_queries,
+):
+    topic, (a, b, c) = scored_topic([(True, None, None, 3.0)] * 3)
+    other, (x, y) = scored_topic([(True, None, None, 3.0)] * 2)
+    included, excluded = WorkerFactory(), WorkerFactory()
+    start = timezone.now() - timedelta(hours=1)
+
+    def ordering(topic, order, worker, minutes, **fields):
+        batch = BatchFactory(topic=topic, kind=Batch.Kind.COMPARISON)
+        fields.setdefault("verification", Assignment.Verification.VERIFIED)
+        assignment = AssignmentFactory(
+            task__batch=batch, worker=worker, submitted_at=start + timedelta(minutes=minutes), **fields
+        )
+        Comparison.objects.bulk_create(
+            Comparison(assignment=assignment, worker=worker, winner=winner, loser=loser)
+            for i, winner in enumerate(order)
+            for loser in order[i + 1 :]
+        )
+
+    ordering(topic, [c, b], included, minutes=2)
+    ordering(topic, [a, b, c], included, minutes=1)
+    ordering(topic, [b, a], excluded, minutes=0)  # an excluded worker's
+    ordering(topic, [c, a], included, minutes=3, verification=Assignment.Verification.PENDING)  # not confirmed
+    ordering(topic, [b, c], included, minutes=4, status=Assignment.Status.REJECTED)
+    ordering(other, [y, x], included, minutes=0)  # another topic's
+    with django_assert_num_queries(1):
+        votes = pipeline._votes(topic, {excluded.pk})
+    assert votes == [(a.pk, b.pk), (a.pk, c.pk), (b.pk, c.pk), (c.pk, b.pk)]

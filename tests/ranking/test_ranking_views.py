@@ -171,10 +171,30 @@ def test_the_raw_labels_download_holds_every_label_and_vote(owner_client, topic)
     ]
 
 
-def test_the_concept_map_download_is_the_top_50_triples(owner_client, topic):
+def test_the_concept_map_download_is_the_top_50_triples_as_a_cmap_file(owner_client, topic):
     response = owner_client.get(url("concept-map-download", topic))
 
-    assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans-concept-map.tsv"'
+    assert response.request["PATH_INFO"] == "/campaigns/loans-run/topics/loans/concept-map.cmap"
+    assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans.cmap"'
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
     lines = response.content.decode().splitlines()
     assert len(lines) == 50 and all(len(line.split("\t")) == 3 for line in lines)
     assert lines[0].split("\t")[1] == "offers"
+
+
+def test_the_old_concept_map_address_redirects_to_the_cmap(owner_client, topic):
+    old = "/campaigns/loans-run/topics/loans/concept-map.tsv"
+
+    response = owner_client.get(old)
+
+    assert response.status_code == 301 and response.url == url("concept-map-download", topic)
+    assert owner_client.get(old, follow=True).content == owner_client.get(response.url).content
+
+
+def test_the_downloads_say_which_files_are_spreadsheet_safe_and_name_the_cmap_format(owner_client, topic):
+    page = owner_client.get(url("topic-ranking", topic)).content.decode()
+
+    assert "Concept map (.cmap)</a>: the top 50 as <code>subject&lt;TAB&gt;relation&lt;TAB&gt;object</code>" in page
+    assert "the format of the corpus's evaluation scripts" in page.replace("&#x27;", "'")
+    assert "CSV files are spreadsheet-safe" in page and "keep the exact text" in page
+    assert 'href="/campaigns/loans-run/all-topics.zip" download' in page

@@ -3,6 +3,7 @@ with that result, batches published after their step, campaigns finished."""
 
 import logging
 import random
+import time
 from decimal import Decimal
 
 import psycopg2
@@ -158,6 +159,7 @@ def test_one_pass_at_a_time_and_the_lock_goes_with_its_holder():
     assert campaign.topics.get().state == Topic.State.LIKERT
 
     holder.close()  # the holder dies: its lock goes with its connection
+    _advisory_locks_gone()  # once the server has ended that backend (closing does not wait for it)
     report = workflow.loop_run_exclusive()
     assert report is not None  # it ran: the topic moved on (publishing needs no endpoint to be tested here)
     assert campaign.topics.get().state == Topic.State.COMPARISONS
@@ -166,6 +168,19 @@ def test_one_pass_at_a_time_and_the_lock_goes_with_its_holder():
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s", [workflow.LOOP_LOCK_KEY]
         )
         assert cursor.fetchone()[0] == 0
+
+
+def _advisory_locks_gone(timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s", [workflow.LOOP_LOCK_KEY]
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        assert time.monotonic() < deadline, "the closed holder's lock was never released"
+        time.sleep(0.05)
 
 
 def _libpq(settings_dict: dict) -> dict:

@@ -6,8 +6,10 @@ from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.channels import channel_set
 from crowd.marketplaces.registry import channel_policy
-from crowd.work.publishing import topic_publish_plans
+from crowd.work.publishing import round_wording, topic_publish_plans
 from ranking.workflow import topic_round_publish
+
+MTURK_CLOSED = channel_policy(Campaign.Channel.MTURK).status_note
 
 
 class Command(BaseCommand):
@@ -25,8 +27,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--channel",
             choices=Campaign.Channel.values,
-            help="Where workers come from: mturk (HITs), prolific (a study per batch) or links (your own "
-            "participants). Sets the campaign's channel; fixed once something is published.",
+            help="Where workers come from: links (your own participants), prolific (a study per batch) or "
+            f"mturk (HITs; {MTURK_CLOSED}). Sets the campaign's channel; fixed once something is published.",
         )
 
     def handle(self, *args, campaign, topic, kind, dry_run, live, channel, **options):
@@ -46,22 +48,21 @@ class Command(BaseCommand):
         where = f"{found.get_channel_display()} ({channel_policy(found.channel).environment_label(found.environment)})"
         try:
             if dry_run:
-                self._plans_print(topics=topics, kind=kind, where=where)
+                self._plans_print(topics=topics, kind=kind, where=where, policy=channel_policy(found.channel))
             else:
                 for one in topics:
-                    for result in topic_round_publish(topic=one, kind=kind, live=live):
-                        self.stdout.write(
-                            f"{one}: published {result.published} HITs to {where} (committed ${result.cost}); "
-                            f"{result.already} were published before."
-                        )
+                    results = topic_round_publish(topic=one, kind=kind, live=live)
+                    wording = round_wording(topic=one, kind=kind, results=results)
+                    published = any(result.published for result in results)
+                    self.stdout.write(self.style.SUCCESS(wording) if published else wording)
         except ApplicationError as error:
             raise CommandError(error.message) from None
 
-    def _plans_print(self, *, topics, kind, where):
+    def _plans_print(self, *, topics, kind, where, policy):
         hits, cost, money = 0, Decimal(0), None
         for one in topics:
             for plan in topic_publish_plans(topic=one, kind=kind):
-                self.stdout.write(f"{plan.batch}: {plan.hits} HITs, ${plan.cost}")
+                self.stdout.write(f"{plan.batch}: {policy.tasks_wording(plan.hits)}, ${plan.cost}")
                 hits, cost, money = hits + plan.hits, cost + plan.cost, plan.money
         if money is None:
             self.stdout.write("Nothing to publish.")
@@ -72,6 +73,6 @@ class Command(BaseCommand):
             else (f"exceeds the budget by ${money.committed + cost - money.cap}")
         )
         self.stdout.write(
-            f"Dry run: {hits} HITs to {where}, ${cost} with fees; ${money.committed} already committed, "
+            f"Dry run: {policy.tasks_wording(hits)} to {where}, ${cost} with fees; ${money.committed} already committed, "
             f"cap ${money.cap}: {verdict}."
         )

@@ -14,3 +14,4 @@ class LinksPolicy(ChannelPolicy):
     fees_wording = "no fees: participant links pay nobody"
     summary = "Participant links hand sessions of several tasks in a row to people you invite; nobody is paid."
     page_sections = ("links",)
+    after_publish = "Next: create participant links on the campaign's Channel page and hand them out."

@@ -11,7 +11,7 @@ production, so no code path can spend real money on a development or sandbox dep
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -63,6 +63,8 @@ PATIENT_TIMEOUTS = (10, 60)
 LOCAL_ACCESS_KEY = "SALIENCELOCAL"
 LOCAL_SECRET_KEY = "salience-local-secret"
 PAGE_SIZE = 100
+# ListReviewableHITs: HITs with every slot in, or expired with nothing in flight (reference §6).
+REVIEWABLE = "Reviewable"
 
 EXTERNAL_QUESTION_NS = (
     "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
@@ -310,6 +312,22 @@ class MTurkMarketplace:
         )
         return [_assignment_from(data) for data in pages]
 
+    def assignments_by_hit(self, hit_ids: Sequence[str]) -> dict[str, list[RemoteAssignment] | MarketplaceError]:
+        """One ListAssignmentsForHIT per HIT: MTurk lists assignments of one HIT at a time."""
+        listed: dict[str, list[RemoteAssignment] | MarketplaceError] = {}
+        for hit_id in hit_ids:
+            try:
+                listed[hit_id] = self.assignments_list(hit_id)
+            except MarketplaceUnavailable:
+                raise
+            except MarketplaceError as refused:
+                listed[hit_id] = refused
+        return listed
+
+    def hits_reviewable(self) -> list[RemoteHIT]:
+        pages = self._pages("list_reviewable_hits", "HITs", Status=REVIEWABLE)
+        return [_hit_from(data) for data in pages]
+
     def assignment_get(self, assignment_id: str) -> RemoteAssignment:
         return _assignment_from(self._call("get_assignment", AssignmentId=assignment_id)["Assignment"])
 
@@ -340,6 +358,11 @@ class MTurkMarketplace:
 
     def batch_open(self, *, batch: Batch) -> None:
         """Nothing: on MTurk the batch is just its HITs."""
+
+    def reachable_check(self) -> None:
+        """GetAccountBalance with the quick client: one try, short timeouts. It needs the
+        credentials too, so a missing or unlinked account is said before anything is committed."""
+        self._call("get_account_balance", client=client_create(self.environment, quick=True))
 
     def hit_expire(self, hit_id: str) -> None:
         self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=datetime.now(UTC))

@@ -3,17 +3,21 @@
 from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from crowd.marketplaces.base import ChannelPolicy, PaymentUnit, Requirement
 from crowd.marketplaces.mturk import answers, fees
+from crowd.marketplaces.mturk.client import endpoint_url
 
 if TYPE_CHECKING:
     from annotation.models import Campaign
 
 LOCALE_QUALIFICATION = "00000000000000000071"
 PERCENT_APPROVED_QUALIFICATION = "000000000000000000L0"
+# Amazon closed MTurk for good on that day; its path stays for rehearsal and old accounts.
+CLOSED_NOTE = "closed since 2026-09-30 — local rehearsal and existing access only"
 
 
 class MTurkPolicy(ChannelPolicy):
@@ -34,7 +38,13 @@ class MTurkPolicy(ChannelPolicy):
     # turkSubmitTo is occasionally missing; then the environment's worker site takes the answer.
     submit_hosts = {"sandbox": "https://workersandbox.mturk.com", "production": "https://www.mturk.com"}
     pays_bonuses = True
-    summary = "Amazon Mechanical Turk pays per HIT: each approved assignment, plus MTurk's fee."
+    summary = f"Amazon Mechanical Turk ({CLOSED_NOTE}) pays per HIT: each approved assignment, plus MTurk's fee."
+    status_note = CLOSED_NOTE
+    task_noun = ("HIT", "HITs")
+    # MTurk shows a preview to workers who have not accepted the HIT yet.
+    preview_wording = "Accept the HIT to start: you can read the task now, and answer once you have accepted it."
+    preview_action = "Accept the HIT to start"
+    after_publish = "Workers find the HITs on MTurk's worker site (on the local endpoint: /localturk/worker/)."
 
     def assignment_cost(self, *, reward: Decimal, max_assignments: int) -> Decimal:
         return fees.assignment_cost(reward=reward, max_assignments=max_assignments)
@@ -44,6 +54,20 @@ class MTurkPolicy(ChannelPolicy):
 
     def https_required(self, environment: str) -> bool:
         return environment != "local"
+
+    def unreachable_wording(self, environment: str) -> str:
+        url = endpoint_url(environment)
+        if environment == "local":
+            parts = urlsplit(url)
+            return (
+                f"The local MTurk endpoint ({url}) does not answer. This app's web server serves it: start it with "
+                f"`make serve` (or `python manage.py runserver {parts.hostname}:{parts.port or 80}`), keep it running "
+                "while you publish, and publish again."
+            )
+        return (
+            f"{self.environment_label(environment)} does not answer at {url}: check the network and try again. "
+            f"MTurk is {CLOSED_NOTE}."
+        )
 
     def requirements(self, *, campaign: "Campaign") -> tuple[Requirement, ...]:
         """Locale US and a minimum approval rate, as the campaign says; none on the local endpoint."""

@@ -19,6 +19,10 @@ class ProlificMarketplace(SessionMarketplace):
     def batch_open(self, *, batch: Batch) -> None:
         study_open(batch=batch, environment=self.environment)
 
+    def reachable_check(self) -> None:
+        with prolific_client(environment=self.environment, attempts=1) as client:
+            client.reachable_check()
+
     def bonus_send(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str, token: str) -> None:
         hold = TaskHold.objects.select_related("session__study").filter(assignment_id=assignment_id).first()
         if hold is None or hold.session.study is None or not hold.session.study.study_id:

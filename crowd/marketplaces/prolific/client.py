@@ -389,6 +389,11 @@ class ProlificClient:
 
     # -- studies
 
+    def reachable_check(self) -> None:
+        """The cheapest authenticated read, the first study of the workspace: raises
+        MarketplaceUnavailable when Prolific does not answer, Unauthorized for a refused token."""
+        self._send("GET", "studies/", operation="reach Prolific", params={"page": 1, "page_size": 1})
+
     def study_create(self, spec: StudySpec) -> RemoteStudy:
         """A draft study for `spec`; if a study named `spec.internal_name` exists, that one, as it
         is (a changed spec does not update it)."""

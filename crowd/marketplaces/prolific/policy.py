@@ -32,6 +32,7 @@ class ProlificPolicy(ChannelPolicy):
     pays_bonuses = True
     summary = "Prolific pays per session of several tasks in a row: each approved submission, plus its service fee."
     page_sections = ("studies",)
+    after_publish = "Participants reach the tasks from the study on Prolific; the Channel page lists its studies."
 
     def environment_choose(self, requested: str | None) -> str:
         # Prolific has no sandbox: rehearse on the local endpoint.
@@ -57,6 +58,16 @@ class ProlificPolicy(ChannelPolicy):
 
     def https_required(self, environment: str) -> bool:
         return environment != "local"
+
+    def unreachable_wording(self, environment: str) -> str:
+        url = settings.PROLIFIC_API_URL
+        if environment == "local":
+            return (
+                f"The local Prolific endpoint ({url}) does not answer. This app's web server serves it: start it "
+                "with `make serve` (or `python manage.py runserver` on the address of SITE_URL), keep it running "
+                "while you publish, and publish again."
+            )
+        return f"Prolific does not answer at {url}: check the network and PROLIFIC_API_URL, and try again."
 
     def publish_check(self, *, campaign: Campaign, kind: str) -> None:
         if campaign.environment == "sandbox":

@@ -71,7 +71,7 @@ def study_open(*, batch: Batch, environment: str) -> Study:
     if not study.study_id:
         minutes = session_minutes(campaign)
         spec = StudySpec(
-            name=prolific_settings.get("title", campaign.hit_title),
+            name=prolific_settings.get("title", campaign.title_for(batch.kind)),
             internal_name=study.internal_name,
             description=_study_description(campaign, batch),
             external_study_url=study_url(),

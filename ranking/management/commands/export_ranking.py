@@ -5,10 +5,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from ranking import export
+from ranking.bundle import campaign_bundle_write
 
 
 class Command(BaseCommand):
-    help = "Export the ranking per topic, the raw labels behind it, or concept-map-ready triples."
+    help = (
+        "Export the ranking per topic, the raw labels behind it, or a topic's concept map (.cmap); "
+        "or, with --all-topics, one zip with all of them for every topic."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True)
@@ -19,20 +23,35 @@ class Command(BaseCommand):
             "--what",
             default="ranking",
             choices=("ranking", "labels", "concept-map"),
-            help="ranking (default), raw labels, or a subject<TAB>relation<TAB>object list (top 50).",
+            help="ranking (default), raw labels, or one topic's concept map: the .cmap format of the corpus's "
+            "evaluation scripts, subject<TAB>relation<TAB>object per line, top 50 unless --top.",
+        )
+        parser.add_argument(
+            "--all-topics",
+            action="store_true",
+            help="Write one zip to --output: per topic the ranking (CSV and TSV), the labels (CSV) and the "
+            ".cmap, with a README.txt saying which file is which.",
         )
         parser.add_argument("--output", help="File to write (default: standard output).")
 
-    def handle(self, *args, campaign, topic, format, top, what, output, **options):
+    def handle(self, *args, campaign, topic, format, top, what, output, all_topics, **options):
         try:
             target = Campaign.objects.get(slug=campaign)
         except Campaign.DoesNotExist:
             raise CommandError(f"No campaign with the slug {campaign!r}.") from None
+        if all_topics:
+            self._write_bundle(target, topic=topic, output=output, narrowed=(what != "ranking" or top is not None))
+            return
         topics = target.topics.all()
         if topic:
             topics = topics.filter(key=topic)
             if not topics.exists():
                 raise CommandError(f"Campaign {campaign!r} has no topic {topic!r}.")
+        elif what == "concept-map" and topics.count() > 1:
+            raise CommandError(
+                f"A .cmap holds one topic and campaign {campaign!r} has {topics.count()}: give --topic KEY, "
+                "or --all-topics --output FILE.zip for a zip with every topic's .cmap."
+            )
         stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
         try:
             written = self._write(list(topics), format, top, what, stream)
@@ -46,16 +65,23 @@ class Command(BaseCommand):
             if output:
                 stream.close()
         if output:
-            self.stderr.write(f"Wrote {written} rows to {output}.")
+            unit = "concept-map lines (.cmap format)" if what == "concept-map" else "rows"
+            self.stderr.write(f"Wrote {written} {unit} to {output}.")
+
+    def _write_bundle(self, campaign: Campaign, *, topic: str | None, output: str | None, narrowed: bool) -> None:
+        if topic or narrowed:
+            raise CommandError("--all-topics writes every file of every topic: leave out --topic, --what and --top.")
+        if not output:
+            raise CommandError("--all-topics writes a zip: name it with --output, e.g. --output export.zip.")
+        with open(output, "wb") as archive:
+            topics = campaign_bundle_write(campaign=campaign, target=archive)
+        self.stderr.write(f"Wrote {topics} topic{'s' if topics != 1 else ''} to {output} (see README.txt inside).")
 
     def _write(self, topics, fmt, top, what, stream) -> int:
         if what == "concept-map":
-            lines = [line for topic in topics for line in export.concept_map_lines(topic=topic, top=top or 50)]
-            stream.write("".join(line + "\n" for line in lines))
-            return len(lines)
+            return sum(export.write_concept_map(topic=topic, stream=stream, top=top or 50) for topic in topics)
         if what == "labels":
             rows = (row for topic in topics for row in export.raw_label_rows(topic=topic))
-            columns = tuple(dict.fromkeys(export.LIKERT_COLUMNS + export.COMPARISON_COLUMNS))
-            return export.write_rows(rows, fmt, stream, columns=columns)
+            return export.write_rows(rows, fmt, stream, columns=export.LABEL_COLUMNS)
         rows = (row for topic in topics for row in export.ranking_rows(topic=topic, top=top))
         return export.write_rows(rows, fmt, stream)

@@ -65,6 +65,24 @@ def test_one_assignment_per_worker_per_hit(mturk, hit_type_id, worker_factory):
     assert after_submit.status_code == 409 and after_submit.json()["code"] == "already_worked"
 
 
+def test_the_list_leaves_out_the_hits_the_worker_did_and_keeps_the_one_they_hold(
+    live_server, mturk, hit_type_id, worker_factory
+):
+    done, held, untouched = (hit_create(mturk, hit_type_id)["HITId"] for _ in range(3))
+    worker = worker_factory("A1WORKER00001")
+    worker.complete(done)
+    worker.accept(held)
+
+    def listed(worker_id: str) -> list[str]:
+        url = f"{live_server.url}/localturk/worker/?format=json&workerId={worker_id}"
+        return [hit["hitId"] for hit in requests.get(url).json()["hits"]]
+
+    page = requests.get(f"{live_server.url}/localturk/worker/?workerId=A1WORKER00001").text
+    assert sorted(listed("A1WORKER00001")) == sorted([held, untouched])
+    assert done not in page and untouched in page
+    assert sorted(listed("A1WORKER00002")) == sorted([done, held, untouched])  # others still see it
+
+
 def test_full_hit_cannot_be_accepted(mturk, hit_type_id, worker_factory):
     hit = hit_create(mturk, hit_type_id, MaxAssignments=1)
     worker_factory("A1WORKER00001").accept(hit["HITId"])

@@ -9,6 +9,7 @@ import pytest
 import requests
 from django.core.cache import cache
 
+from annotation.batching import comparison_tasks_build
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd import channels
@@ -23,6 +24,7 @@ from crowd.work.publishing import batch_publish
 from crowd.work.sync import channels_sync
 from ranking.channel_demo import local_prolific_starter
 from tests.crowd.factories import likert_batch
+from tests.crowd.prolific.conftest import TOKEN
 
 pytestmark = [pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
 
@@ -100,6 +102,27 @@ def test_the_campaigns_filters_go_with_every_study(local_prolific):
     assert RemoteStudy.objects.get(study_id=study.study_id).filters == filters  # as received over HTTP
 
 
+def test_likert_and_ordering_studies_carry_their_own_name_and_description(local_prolific, settings):
+    likert = _prolific_batch(propositions=5, comparison_reward=D("0.15"))
+    ids = list(likert.topic.propositions.values_list("pk", flat=True))
+    ordering = comparison_tasks_build(topic=likert.topic, groups=[ids], number=1)
+    batch_publish(batch_id=likert.pk)
+    batch_publish(batch_id=ordering.pk)
+
+    def remote(batch):  # the study as Prolific's API returns it, over HTTP
+        study_id = Study.objects.get(batch=batch).study_id
+        response = requests.get(
+            f"{settings.PROLIFIC_API_URL}studies/{study_id}/", headers={"Authorization": f"Token {TOKEN}"}, timeout=30
+        )
+        response.raise_for_status()
+        return response.json()
+
+    assert remote(likert)["name"] == "Rate how important short statements are for a topic"
+    assert "rate how important short statements are" in remote(likert)["description"]
+    assert remote(ordering)["name"] == "Put short statements about a topic in order of importance"
+    assert "put short statements in order of importance" in remote(ordering)["description"]
+
+
 def test_a_crash_between_study_creation_and_publication_is_picked_up(local_prolific, monkeypatch):
     batch = _prolific_batch()
     from crowd.marketplaces.prolific.client import ProlificClient
@@ -141,7 +164,7 @@ def test_the_budget_cap_counts_prolifics_fee(local_prolific):
 
 def test_a_throttled_study_creation_is_retried(local_prolific, waits):
     batch = _prolific_batch()
-    faults.inject(throttle=2)
+    faults.inject(throttle=3)  # the first meets publishing's quick reachability check, which lets it pass
 
     batch_publish(batch_id=batch.pk)
 

@@ -62,7 +62,7 @@ def test_prolific_filters_are_checked_saved_and_shown_again(owner_client, campai
         }
     }
     page = owner_client.get("/campaigns/loans/channel/").content.decode()
-    assert "&quot;filter_id&quot;: &quot;approval_rate&quot;" in page  # in the textarea, to edit
+    assert 'name="approval_rate_min" value="95"' in page  # in its field, to edit (tests/crowd/test_channel_form.py)
     owner_client.post("/campaigns/loans/channel/set/", {**FILTER_PAGE, "prolific_filters": ""})
     campaign.refresh_from_db()
     assert campaign.channel_settings["prolific"]["filters"] == []

@@ -5,9 +5,11 @@ import re
 from html import unescape
 from urllib.parse import urlsplit
 
+from annotation.batching import comparison_tasks_build
 from crowd.models import Assignment, LikertLabel, WorkSession
 from crowd.sessions import links
 from crowd.simulation.hits import forms_parse
+from crowd.work.publishing import batch_publish
 
 from .conftest import links_batch
 
@@ -90,3 +92,19 @@ def test_the_personal_link_page_shows_progress(client, db):
 
     assert b"You have done <strong>1</strong> task so far" in page.content
     assert b"Continue" in page.content
+
+
+def test_a_sessions_likert_and_ordering_tasks_carry_their_own_titles(client, db):
+    likert = links_batch(propositions=5, tasks_per_session=2, assignments=1)
+    ids = list(likert.topic.propositions.values_list("pk", flat=True))
+    ordering = comparison_tasks_build(topic=likert.topic, groups=[ids], number=1)
+    batch_publish(batch_id=ordering.pk)
+    link = links.link_create(campaign=likert.topic.campaign, label="Dr. Expert")
+    session_url = _start(client, link)["Location"]
+
+    first, _ = _do_task(client, session_url)
+    second = client.get(session_url).content.decode()
+
+    assert "<title>Task 1 of 2: Rate how important short statements are for a topic</title>" in (first.content.decode())
+    assert "<title>Task 2 of 2: Put short statements about a topic in order of importance</title>" in second
+    assert 'title="Task 2 of 2: Put short statements about a topic in order of importance"' in second

@@ -5,12 +5,17 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Batch
+from annotation.batching import likert_tasks_build
+from annotation.models import Batch, Campaign, Proposition
 from config.errors import ApplicationError, Conflict, Gone
+from crowd.answers.content import hit_content_get
+from crowd.answers.store import answer_submit
 from crowd.models import HIT, Assignment, WorkerQuality, WorkSession
+from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.sessions import holds, links
 from crowd.work import ledger
-from tests.factories import AssignmentFactory
+from crowd.work.publishing import batch_publish
+from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory
 
 from .conftest import links_batch
 
@@ -190,3 +195,33 @@ def test_participant_counts(db):
 
     assert rows["Dr. Expert"].tasks == 1 and rows["Dr. Expert"].sessions == 1
     assert rows["Prof. Idle"].tasks == 0 and rows["Prof. Idle"].link == idle
+
+
+def test_every_participant_of_a_full_session_meets_the_qc_minimum_of_traps_of_both_kinds(db):
+    """The trap rule of annotation.batching, as sessions hand the tasks out and quality control
+    counts them: a 150-proposition topic with both kinds of trap, the default settings."""
+    campaign = CampaignFactory(channel=Campaign.Channel.LINKS, assignments_per_hit=2)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(150, topic=topic)
+    PropositionFactory.create_batch(3, topic=topic, trap_kind=Proposition.TrapKind.SUBTLE)
+    batch_publish(batch_id=likert_tasks_build(topic=topic, seed=topic.pk).pk)
+    link = links.link_create(campaign=campaign, kind="open")
+
+    for code in ("ann", "bob", "cyd", "dan", "eve", "fay"):
+        session = _session(link, code)
+        while (hold := holds.session_next(session)) is not None:
+            content = hit_content_get(hold.task.uuid)
+            answer_submit(
+                content=content,
+                assignment_id=hold.assignment_id,
+                worker_external_id=session.worker.external_id,
+                fields={f"rating-{pid}": ["3"] for pid in content.item_ids},
+            )
+            holds.hold_submit(session=session, assignment_id=hold.assignment_id)
+    campaign_quality_refresh(campaign_id=campaign.pk)
+
+    rows = WorkerQuality.objects.filter(campaign=campaign)
+    assert rows.count() == 6 and {row.labels for row in rows} == {50}  # 10 tasks of 5 statements each
+    for row in rows:
+        assert row.traps_seen >= campaign.qc_min_traps == 2
+        assert row.obvious_traps_seen >= 1 and row.subtle_traps_seen >= 1

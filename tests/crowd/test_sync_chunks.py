@@ -1,0 +1,118 @@
+"""A sync pass shared with Celery workers (crowd.work.chunks): every chunk worked once, by the
+pass or by a worker, whether or not workers are there to take them."""
+
+import psycopg2
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from config.celery import app
+from crowd.localturk import faults
+from crowd.models import HIT, Assignment
+from crowd.tasks import sync_chunks_dispatch
+from crowd.work import sync
+from crowd.work.chunks import RUN_SLOT, Chunk
+from crowd.work.publishing import batch_publish
+from tests.conftest import celery_connections_reset
+from tests.faults.conftest import broker_unreachable
+
+from .factories import likert_batch
+
+pytestmark = pytest.mark.mturk
+Verification = Assignment.Verification
+
+
+def _answered(local_turk, *, hits: int) -> list[HIT]:
+    """A Likert batch of `hits` one-slot HITs, each answered through the worker's whole path."""
+    batch = likert_batch(propositions=5 * hits, assignments_per_hit=1)
+    batch_publish(batch_id=batch.pk)
+    published = list(HIT.objects.filter(task__batch=batch).order_by("pk"))
+    for hit in published:
+        local_turk.worker("AWORKERONE0001").complete(hit.hit_id)
+    return published
+
+
+@pytest.fixture
+def quiet_beat(monkeypatch):
+    """The worker's beat sends no pass of its own during the test: this test runs the pass."""
+    monkeypatch.setenv("E2E_SYNC_INTERVAL_SECONDS", "3600")
+
+
+def test_workers_take_chunks_of_a_pass_and_each_answer_is_verified_once(
+    quiet_beat, celery_worker_process, local_turk, monkeypatch
+):
+    celery_connections_reset(app)  # publish to the worker's Redis, not to a broker an earlier test met
+    monkeypatch.setattr(sync, "CHUNK_SIZE", 1)
+    published = _answered(local_turk, hits=8)
+    faults.inject(latency_ms=400, operations=["ListAssignmentsForHIT"])  # a chunk outlasts a worker's pickup
+
+    report = sync.assignments_sync(dispatch=sync_chunks_dispatch)
+
+    assert report.chunks_shared >= 1  # the worker's two pool processes took chunks off the pass
+    assert (report.hits, report.verified, report.errors) == (8, 8, [])
+    assert report.topic_ids == {published[0].task.batch.topic_id}
+    answers = Assignment.objects.filter(task__hit__in=published)
+    assert answers.count() == 8
+    assert set(answers.values_list("verification", flat=True)) == {Verification.VERIFIED}
+    assert not HIT.objects.filter(pk__in=[hit.pk for hit in published], last_synced_at__isnull=True).exists()
+
+
+def test_a_pass_whose_broker_is_unreachable_does_every_chunk_itself(local_turk, monkeypatch):
+    monkeypatch.setattr(sync, "CHUNK_SIZE", 1)
+    published = _answered(local_turk, hits=3)
+
+    with broker_unreachable():
+        report = sync.assignments_sync(dispatch=sync_chunks_dispatch)
+
+    assert (report.hits, report.verified, report.chunks_shared) == (3, 3, 0)
+    answers = Assignment.objects.filter(task__hit__in=published)
+    assert set(answers.values_list("verification", flat=True)) == {Verification.VERIFIED}
+
+
+def test_a_pass_does_the_chunks_of_tasks_that_never_ran(local_turk, monkeypatch):
+    monkeypatch.setattr(sync, "CHUNK_SIZE", 2)
+    published = _answered(local_turk, hits=5)
+    handed: list[Chunk] = []
+
+    def lost(chunks, now):  # enqueued, then lost with their broker
+        handed.extend(chunks)
+        return len(chunks)
+
+    report = sync.assignments_sync(dispatch=lost)
+
+    assert [chunk.index for chunk in handed] == [1, 2]
+    assert sorted(hit_id for chunk in handed for hit_id in chunk.hit_ids) == [hit.pk for hit in published[2:]]
+    assert (report.hits, report.verified, report.chunks_shared) == (5, 5, 0)
+
+
+def test_a_chunk_task_that_comes_after_its_pass_does_nothing(local_turk):
+    published = _answered(local_turk, hits=2)
+
+    sync.chunk_sync(chunk=Chunk(run=12345, index=1, hit_ids=[hit.pk for hit in published]), now=timezone.now())
+
+    answers = Assignment.objects.filter(task__hit__in=published)
+    assert set(answers.values_list("verification", flat=True)) == {Verification.PENDING}
+
+
+def test_a_chunk_task_works_only_while_its_pass_runs_whoever_else_probes(local_turk):
+    published = _answered(local_turk, hits=2)
+    chunk = Chunk(run=4242, index=1, hit_ids=[hit.pk for hit in published])
+    answers = Assignment.objects.filter(task__hit__in=published)
+    settings = connection.settings_dict
+    other = psycopg2.connect(
+        dbname=settings["NAME"], user=settings["USER"], host=settings["HOST"], port=settings["PORT"]
+    )
+    other.autocommit = True
+    try:
+        with other.cursor() as cursor:  # another worker, probing the finished pass at this moment
+            cursor.execute("SELECT pg_try_advisory_lock_shared(4242, %s)", [RUN_SLOT])
+        sync.chunk_sync(chunk=chunk, now=timezone.now())
+        assert set(answers.values_list("verification", flat=True)) == {Verification.PENDING}
+
+        with other.cursor() as cursor:  # now the pass runs
+            cursor.execute("SELECT pg_advisory_unlock_shared(4242, %s)", [RUN_SLOT])
+            cursor.execute("SELECT pg_advisory_lock(4242, %s)", [RUN_SLOT])
+        sync.chunk_sync(chunk=chunk, now=timezone.now())
+        assert set(answers.values_list("verification", flat=True)) == {Verification.VERIFIED}
+    finally:
+        other.close()
