@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from annotation.access import READ_METHODS
 from annotation.admin_scope import CampaignOwnedAdmin, ScopedInline
 from annotation.campaigns import (
     FIXED_AFTER_PUBLISH,
@@ -15,8 +16,9 @@ from annotation.campaigns import (
 )
 from annotation.importing.formats import DELIMITERS, FORMATS
 from annotation.importing.importers import ImportFailed, propositions_import
-from annotation.models import Batch, Campaign, ImportRecord, Proposition, Task, TaskItem, Topic
-from config.errors import Conflict
+from annotation.members import member_remove, member_set
+from annotation.models import Batch, Campaign, CampaignMember, ImportRecord, Proposition, Task, TaskItem, Topic
+from config.errors import ApplicationError, Conflict
 
 
 class ImportForm(forms.Form):
@@ -214,3 +216,80 @@ class ImportRecordAdmin(CampaignOwnedAdmin):
     list_select_related = ("campaign", "created_by")
     list_filter = ("format",)
     readonly_fields = ("campaign", "filename", "format", "summary", "created_by", "created_at")
+
+
+class CampaignMemberAdminForm(forms.ModelForm):
+    """A collaborator is named by username, as on the settings page (the user field of a scoped
+    admin offers only the user themself); the username is fixed once they are added."""
+
+    username = forms.CharField(max_length=150, required=False, help_text="Who to add: their username (case-sensitive).")
+
+    class Meta:
+        model = CampaignMember
+        fields = ("campaign", "username", "role")
+
+    def clean_username(self):
+        username = self.cleaned_data["username"].strip()
+        if self.instance.pk is None and not username:
+            raise forms.ValidationError("Name the user to add.", code="required")
+        return username
+
+
+@admin.register(CampaignMember)
+class CampaignMemberAdmin(CampaignOwnedAdmin):
+    """Everyone who sees a campaign sees its collaborators; only those who manage them (its
+    owner, a superuser) add, change or remove one, and always through annotation.members, so
+    the admin refuses what the settings page and the API refuse, with the same message."""
+
+    campaign_path = "campaign"
+    form = CampaignMemberAdminForm
+    list_display = ("user", "campaign", "role", "added_by", "added_at")
+    list_select_related = ("user", "campaign", "added_by")
+    list_filter = ("role", "campaign")
+    search_fields = ("user__username", "campaign__slug", "campaign__name")
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser or request.method in READ_METHODS:
+            return queryset
+        return self._scoped(queryset, campaigns_owned_by(request.user))
+
+    def _editable(self, request, obj):
+        if obj is None or request.user.is_superuser:
+            return True
+        return campaigns_owned_by(request.user).filter(pk=obj.campaign_id).exists()
+
+    def has_add_permission(self, request):
+        return super().has_add_permission(request) and campaigns_owned_by(request.user).exists()
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "campaign" and not request.user.is_superuser:
+            # Only the campaigns whose collaborators the user manages, not all they may edit.
+            kwargs["queryset"] = campaigns_owned_by(request.user)
+            return admin.ModelAdmin.formfield_for_foreignkey(self, db_field, request, **kwargs)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        return ("campaign", "username", "role") if obj is None else ("campaign", "user", "role", "added_by", "added_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else ("campaign", "user", "added_by", "added_at")
+
+    def save_model(self, request, obj, form, change):
+        username = obj.user.get_username() if change else form.cleaned_data["username"]
+        member, _ = member_set(campaign_id=obj.campaign_id, username=username, role=obj.role, by=request.user)
+        obj.pk, obj.user, obj.added_by, obj.added_at = member.pk, member.user, member.added_by, member.added_at
+
+    def delete_model(self, request, obj):
+        member_remove(campaign_id=obj.campaign_id, user_id=obj.user_id, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for member in queryset:
+            self.delete_model(request, member)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ApplicationError as refused:  # an unknown user, themselves, the owner: nothing saved
+            self.message_user(request, refused.message, messages.ERROR)
+            return redirect(request.get_full_path())

@@ -18,7 +18,6 @@ import json
 import os
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,28 +25,14 @@ import uuid
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import _harness as harness
 
 WORKERS_PER_TOPIC = 20
 GROUP = 5
 COMPARED = 100
 ORDERINGS = 250
-
-
-def _setup() -> None:
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
-
-
-def _copy(cursor, model, columns: list[str], rows) -> None:
-    buffer = io.StringIO()
-    for row in rows:
-        buffer.write("\t".join(r"\N" if value is None else str(value) for value in row) + "\n")
-    buffer.seek(0)
-    cursor.copy_expert(f"COPY {model._meta.db_table} ({', '.join(columns)}) FROM STDIN", buffer)
 
 
 def fill(topics: int, propositions: int) -> dict:
@@ -102,24 +87,8 @@ def fill(topics: int, propositions: int) -> dict:
             votes += [(aid, worker, a, b) for i, a in enumerate(order) for b in order[i + 1 :]]
     with connection.cursor() as cursor:
         raw = cursor.cursor
-        _copy(
-            raw,
-            Proposition,
-            [
-                "id",
-                "topic_id",
-                "subject",
-                "relation",
-                "object",
-                "normalized",
-                "source",
-                "external_id",
-                "trap_kind",
-                "created_at",
-            ],
-            props,
-        )
-        _copy(
+        harness.copy_rows(raw, Proposition, harness.PROPOSITION_COLUMNS, props)
+        harness.copy_rows(
             raw,
             PropositionScore,
             [
@@ -135,26 +104,10 @@ def fill(topics: int, propositions: int) -> dict:
             ],
             scores,
         )
-        _copy(raw, Task, ["id", "uuid", "batch_id", "kind", "position", "assignments_needed", "created_at"], tasks)
-        _copy(
-            raw,
-            Assignment,
-            [
-                "id",
-                "task_id",
-                "worker_id",
-                "assignment_id",
-                "status",
-                "verification",
-                "answer",
-                "untouched",
-                "submitted_at",
-                "reject_reason",
-            ],
-            assignments,
-        )
-        _copy(raw, LikertLabel, ["assignment_id", "worker_id", "proposition_id", "score"], labels)
-        _copy(raw, Comparison, ["assignment_id", "worker_id", "winner_id", "loser_id"], votes)
+        harness.copy_rows(raw, Task, harness.TASK_COLUMNS, tasks)
+        harness.copy_rows(raw, Assignment, harness.ASSIGNMENT_COLUMNS, assignments)
+        harness.copy_rows(raw, LikertLabel, harness.LIKERT_LABEL_COLUMNS, labels)
+        harness.copy_rows(raw, Comparison, ["assignment_id", "worker_id", "winner_id", "loser_id"], votes)
         for model in (Proposition, Task, Assignment):
             table = model._meta.db_table
             cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
@@ -192,7 +145,7 @@ def in_memory(campaign, target) -> None:
 
 def measure(way: str) -> dict:
     """Write the zip one way into a temporary file; time, peak memory growth and size."""
-    _setup()
+    harness.django_setup()
     from annotation.models import Campaign
     from ranking.bundle import campaign_bundle_write
 
@@ -229,7 +182,7 @@ def main() -> None:
     parser.add_argument("--measure", choices=("ours", "in-memory"))
     args = parser.parse_args()
     if args.fill:
-        _setup()
+        harness.django_setup()
         print(json.dumps(fill(args.topics, args.propositions)))
         return
     if args.measure:
@@ -239,23 +192,13 @@ def main() -> None:
             cProfile.runctx("measure(args.measure)", globals(), locals(), sort="cumulative")
         print(json.dumps(measure(args.measure)))
         return
-    from tests.services import fresh_database, postgres
+    from tests.services import fresh_database
 
-    def child(*flags: str) -> dict:
-        done = subprocess.run([sys.executable, __file__, *flags], env=env, capture_output=True, text=True, cwd=ROOT)
-        if done.returncode:
-            sys.exit(f"{' '.join(flags)} failed:\n{done.stderr}")
-        return json.loads(done.stdout.strip().splitlines()[-1])
-
-    with tempfile.TemporaryDirectory(prefix="salience-bench-") as workdir:
-        pg_dir = Path(workdir) / "pg"
-        pg_dir.mkdir(parents=True)
-        os.chmod(workdir, 0o755)
-        with postgres(pg_dir) as server_url:
-            env = dict(os.environ, DATABASE_URL=fresh_database(server_url, "bench_bundle"))
-            env.pop("CELERY_BROKER_URL", None)
-            filled = child("--fill", "--topics", str(args.topics), "--propositions", str(args.propositions))
-            results = {way: child("--measure", way) for way in ("ours", "in-memory")}
+    with harness.workdir_made() as workdir, harness.postgres_server(workdir) as server_url:
+        env = harness.child_environment(fresh_database(server_url, "bench_bundle"))
+        filling = ["--fill", "--topics", str(args.topics), "--propositions", str(args.propositions)]
+        filled = harness.child_json([__file__, *filling], env)
+        results = {way: harness.child_json([__file__, "--measure", way], env) for way in ("ours", "in-memory")}
     print(
         f"PostgreSQL: {args.topics} topics × {args.propositions:,} propositions ({filled['propositions']:,}), "
         f"{filled['labels']:,} Likert labels, {filled['votes']:,} comparison votes"

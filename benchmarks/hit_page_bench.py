@@ -16,28 +16,23 @@ its labels) within 10x.
 """
 
 import argparse
-import os
 import secrets
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import types
 import warnings
-from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlencode
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._harness import ROOT, child_environment, django_setup, percentile, postgres_server, workdir_made
+
 # WhiteNoise notes the missing collectstatic folder; static files play no part here.
 warnings.filterwarnings("ignore", message="No directory at")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-
-import django  # noqa: E402
-
-django.setup()
+django_setup()
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -146,10 +141,10 @@ def report(samples: dict[str, list[float]], requests: int) -> bool:
     )
     print(f"{'':<20}{'median ms':>10}{'p99 ms':>10}{'median ×':>10}{'p99 ×':>8}   target")
     base_median = statistics.median(samples["trivial"])
-    base_p99 = _p99(samples["trivial"])
+    base_p99 = percentile(samples["trivial"], 99)
     met = True
     for name, values in samples.items():
-        median, p99 = statistics.median(values), _p99(values)
+        median, p99 = statistics.median(values), percentile(values, 99)
         ratio = median / base_median
         target = TARGETS.get(name.split()[-1])
         verdict = ""
@@ -160,10 +155,6 @@ def report(samples: dict[str, list[float]], requests: int) -> bool:
         print(f"{name:<20}{median:>10.3f}{p99:>10.3f}{ratio:>9.2f}×{p99 / base_p99:>7.2f}×   {verdict}")
     print("targets met" if met else "a target was missed (figures above)")
     return met
-
-
-def _p99(values: list[float]) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[98]
 
 
 def measure(requests: int, warmup: int) -> None:
@@ -180,8 +171,7 @@ def measure(requests: int, warmup: int) -> None:
 
 def child_run(database_url: str, args: argparse.Namespace) -> None:
     production = {"SALIENCE_ENV": "production", "SECRET_KEY": secrets.token_urlsafe(50), "MTURK_ENVIRONMENT": "sandbox"}
-    env = dict(os.environ, DATABASE_URL=database_url, **production)
-    env.pop("CELERY_BROKER_URL", None)
+    env = child_environment(database_url, **production)
     command = [sys.executable, __file__, "--child", "--requests", str(args.requests), "--warmup", str(args.warmup)]
     subprocess.run(command, env=env, check=True, cwd=ROOT)
     print(flush=True)
@@ -196,17 +186,12 @@ def main() -> int:
     if args.child:
         measure(args.requests, args.warmup)
         return 0
-    from tests.services import fresh_database, postgres
+    from tests.services import fresh_database
 
-    with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="salience-bench-")))
-        os.chmod(workdir, 0o755)
+    with workdir_made() as workdir:
         child_run(f"sqlite:///{workdir / 'hit_page_bench.sqlite3'}", args)
-        server_url = os.environ.get("DATABASE_URL", "")
-        if not server_url.startswith("postgres"):
-            (workdir / "pg").mkdir()
-            server_url = stack.enter_context(postgres(workdir / "pg"))
-        child_run(fresh_database(server_url, "hit_page_bench"), args)
+        with postgres_server(workdir, reuse=True) as server_url:
+            child_run(fresh_database(server_url, "hit_page_bench"), args)
     return 0
 
 

@@ -22,14 +22,21 @@ import os
 import random
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._harness import (
+    ROOT,
+    child_environment,
+    child_json,
+    child_run,
+    django_setup,
+    postgres_server,
+    workdir_made,
+)
 
 PER_TOPIC = 1750  # the paper's topics: 1,750 propositions each
 TARGET_RATIO = 2.0
@@ -81,10 +88,7 @@ def write_file(path: Path, rows: int) -> None:
 
 def child(mode: str, path: Path) -> dict:
     """Runs inside a fresh process with DATABASE_URL set to a migrated, empty database."""
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
+    django_setup()
     from annotation.campaigns import campaign_create
 
     campaign = campaign_create(slug="bench", name="Benchmark")
@@ -138,16 +142,9 @@ def _raw(campaign, path: Path) -> tuple[float, int]:
 
 
 def measure(database_url: str, mode: str, path: Path) -> dict:
-    env = dict(os.environ, DATABASE_URL=database_url)
-    env.pop("CELERY_BROKER_URL", None)
-    for command in (
-        [str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],
-        [__file__, "--child", mode, "--file", str(path)],
-    ):
-        done = subprocess.run([sys.executable, *command], env=env, capture_output=True, text=True, cwd=ROOT)
-        if done.returncode:
-            raise SystemExit(f"{' '.join(command[:2])} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    env = child_environment(database_url)
+    child_run([str(ROOT / "manage.py"), "migrate", "--verbosity", "0"], env)
+    return child_json([__file__, "--child", mode, "--file", str(path)], env)
 
 
 def compare(backend: str, rows: int, repeat: int, database, path: Path) -> dict:
@@ -191,16 +188,13 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, Path(args.file))))
         return
-    from tests.services import fresh_database, postgres
+    from tests.services import fresh_database
 
     started = time.perf_counter()
     results = []
     print(f"import vs the database's own COPY; medians of {args.repeat} alternating runs; load {os.getloadavg()}")
-    with tempfile.TemporaryDirectory(prefix="salience-bench-") as workdir:
-        work = Path(workdir)
-        os.chmod(work, 0o755)
-        (work / "pg").mkdir()
-        with postgres(work / "pg") as server_url:
+    with workdir_made() as work:
+        with postgres_server(work) as server_url:
             for rows in args.rows:
                 path = work / f"propositions-{rows}.tsv"
                 write_file(path, rows)

@@ -15,18 +15,15 @@ stored (same run, no target).
 """
 
 import argparse
-import io
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import _harness as harness
 
 ASSIGNMENTS_PER_TASK = 5
 GROUP_SIZE = 5
@@ -35,15 +32,6 @@ TRAP_SHARE = 0.01
 SPAMMER_SHARE = 0.10
 TARGETS = {"compute": 1.0, "total": 5.0}
 PHASES = ("fetch", "compute", "statistics", "write", "total")
-
-
-def copy_rows(cursor, model, columns: list[str], rows) -> None:
-    """COPY rows (tuples of text-able values; None is NULL) into the model's table."""
-    buffer = io.StringIO()
-    for row in rows:
-        buffer.write("\t".join(r"\N" if value is None else str(value) for value in row) + "\n")
-    buffer.seek(0)
-    cursor.copy_expert(f"COPY {model._meta.db_table} ({', '.join(columns)}) FROM STDIN", buffer)
 
 
 def campaign_fill(propositions: int, workers: int, seed: int = 2017) -> dict:
@@ -75,21 +63,10 @@ def campaign_fill(propositions: int, workers: int, seed: int = 2017) -> dict:
     chosen = np.argsort(rng.random((tasks, workers)), axis=1)[:, :ASSIGNMENTS_PER_TASK]  # distinct per task
     with connection.cursor() as cursor:
         raw = cursor.cursor
-        copy_rows(
+        harness.copy_rows(
             raw,
             Proposition,
-            [
-                "id",
-                "topic_id",
-                "subject",
-                "relation",
-                "object",
-                "normalized",
-                "source",
-                "external_id",
-                "trap_kind",
-                "created_at",
-            ],
+            harness.PROPOSITION_COLUMNS,
             (
                 (
                     p + 1,
@@ -106,36 +83,25 @@ def campaign_fill(propositions: int, workers: int, seed: int = 2017) -> dict:
                 for p in range(propositions)
             ),
         )
-        copy_rows(
+        harness.copy_rows(
             raw,
             Task,
-            ["id", "uuid", "batch_id", "kind", "position", "assignments_needed", "created_at"],
+            harness.TASK_COLUMNS,
             (
                 (t + 1, uuid.uuid4(), batches[topic_of_task[t]], "likert", t, ASSIGNMENTS_PER_TASK, now)
                 for t in range(tasks)
             ),
         )
-        copy_rows(
+        harness.copy_rows(
             raw,
             TaskItem,
             ["id", "task_id", "proposition_id", "position"],
             ((p + 1, p // GROUP_SIZE + 1, p + 1, p % GROUP_SIZE) for p in range(propositions)),
         )
-        copy_rows(
+        harness.copy_rows(
             raw,
             Assignment,
-            [
-                "id",
-                "task_id",
-                "worker_id",
-                "assignment_id",
-                "status",
-                "verification",
-                "answer",
-                "untouched",
-                "submitted_at",
-                "reject_reason",
-            ],
+            harness.ASSIGNMENT_COLUMNS,
             (
                 (
                     t * ASSIGNMENTS_PER_TASK + a + 1,
@@ -164,17 +130,14 @@ def campaign_fill(propositions: int, workers: int, seed: int = 2017) -> dict:
                     scores = np.clip(np.rint(3 + truth[items] + rng.normal(0, noise[worker], GROUP_SIZE)), 1, 5)
                 assignment = t * ASSIGNMENTS_PER_TASK + a + 1
                 labels += [(assignment, worker_ids[worker], item + 1, int(score)) for item, score in zip(items, scores)]
-        copy_rows(raw, LikertLabel, ["assignment_id", "worker_id", "proposition_id", "score"], labels)
+        harness.copy_rows(raw, LikertLabel, harness.LIKERT_LABEL_COLUMNS, labels)
         cursor.execute("ANALYZE")
     return {"campaign_id": campaign.pk, "labels": len(labels), "traps": int(is_trap.sum()), "spammers": spammers}
 
 
 def child(propositions: int, workers: int) -> dict:
     """Runs inside a fresh process with DATABASE_URL set to an empty database."""
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
+    harness.django_setup()
     from django.core.management import call_command
 
     from annotation.models import Campaign
@@ -223,8 +186,7 @@ def child(propositions: int, workers: int) -> dict:
     # stored them: the campaign's statistics on every label and without the excluded.
     started = time.perf_counter()
     data = counted_labels(campaign_id=campaign.pk)
-    scope = statistics.Scope(None, data.ratings, data.trap_labels, data.votes, data.votes_per_worker)
-    statistics._figures(scope, data.traps, excluded_worker_ids(campaign.pk), campaign.assignments_per_hit, None)
+    statistics._costly(None, data.ratings, excluded_worker_ids(campaign.pk), campaign.assignments_per_hit)
     computed_seconds = time.perf_counter() - started
     return {
         "labels": filled["labels"],
@@ -273,32 +235,13 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.propositions, args.workers)))
         return
-    from tests.services import fresh_database, postgres
+    from tests.services import fresh_database
 
-    with tempfile.TemporaryDirectory(prefix="salience-bench-") as workdir:
-        pg_dir = Path(workdir) / "pg"
-        pg_dir.mkdir(parents=True)
-        os.chmod(workdir, 0o755)
-        with postgres(pg_dir) as server_url:
-            env = dict(os.environ, DATABASE_URL=fresh_database(server_url, "bench_quality"))
-            env.pop("CELERY_BROKER_URL", None)
-            output = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--child",
-                    "--propositions",
-                    str(args.propositions),
-                    "--workers",
-                    str(args.workers),
-                ],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-            ).stdout
-            report(json.loads(output.strip().splitlines()[-1]), args.propositions, args.workers)
+    with harness.workdir_made() as workdir, harness.postgres_server(workdir) as server_url:
+        env = harness.child_environment(fresh_database(server_url, "bench_quality"))
+        sizes = ["--propositions", str(args.propositions), "--workers", str(args.workers)]
+        result = harness.child_json([__file__, "--child", *sizes], env)
+    report(result, args.propositions, args.workers)
 
 
 if __name__ == "__main__":

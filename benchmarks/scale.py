@@ -25,7 +25,8 @@ then the ranks sorted in Python and written by `bulk_update`, a CASE over every 
 first 20 refits of each size, in a savepoint rolled back before ours runs on the same rows,
 what both store compared. QC: for --baseline-topics (3 and 10 by default: at 30 the old way
 alone takes ~15-20 minutes here) the whole pipeline again on a fresh database the old way,
-with the campaign's QC inside every topic's step. Last the researcher's pages and API lists at
+with the campaign's QC inside every topic's step (the same QC function, which keeps what rests
+on unchanged Likert labels: the baseline measures where QC runs, not how). Last the researcher's pages and API lists at
 --pages sizes, timed with Django's test client logged in as the owner (p50 and p95 over
 --requests requests each, interleaved, after one warm-up round), the campaign page's balance
 call answered by the local MTurk endpoint served from a thread. The last line is every figure
@@ -310,16 +311,13 @@ class Crowd:
 def refit_store_bulk_update(topic, ratings: dict, votes: list[tuple[int, int]]):
     """`ranking.pipeline._refit_store` before issue 17: μ, σ and counts by Django's bulk_update,
     then the ranks of every real proposition, loaded and sorted in Python (the export's order
-    then), by bulk_update again (a CASE WHEN per row, in batches of 1,000); the snapshot."""
+    then), by bulk_update again (a CASE WHEN per row, in batches of 1,000); then the pipeline's
+    own snapshot (`refit_snapshot_create`), which did not change."""
     from annotation.models import Proposition
-    from ranking import stats
-    from ranking.models import PropositionScore, RankingSnapshot
-    from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+    from ranking.models import PropositionScore
+    from ranking.pipeline import comparisons_per_item, refit_snapshot_create
 
-    per_item: dict[int, int] = defaultdict(int)
-    for winner, loser in votes:
-        per_item[winner] += 1
-        per_item[loser] += 1
+    per_item = comparisons_per_item(votes)
     scores = list(PropositionScore.objects.filter(proposition_id__in=list(ratings)))
     for score in scores:
         score.mu, score.sigma = ratings[score.proposition_id].mu, ratings[score.proposition_id].sigma
@@ -339,26 +337,7 @@ def refit_store_bulk_update(topic, ratings: dict, votes: list[tuple[int, int]]):
     for score in scores:
         score.rank = ranks[score.proposition_id]
     PropositionScore.objects.bulk_update(scores, ["rank"], batch_size=1000)
-
-    mus = {pid: rating.mu for pid, rating in ratings.items()}
-    previous = topic.snapshots.order_by("-number").first()
-    ordered = stats.ranked_keys(mus)
-    spearman_previous = entered = left = None
-    if previous is not None:
-        before = {pid: mu for pid, mu, _sigma in previous.ranking}
-        spearman_previous = stats.spearman(mus, before)
-        top_now = set(ordered[:TOP_FOR_CONCEPT_MAPS])
-        top_before = set(stats.ranked_keys(before)[:TOP_FOR_CONCEPT_MAPS])
-        entered, left = len(top_now - top_before), len(top_before - top_now)
-    return RankingSnapshot.objects.create(
-        topic=topic,
-        number=(previous.number + 1) if previous else 1,
-        comparisons_used=len(votes),
-        spearman_previous=spearman_previous,
-        entered_top=entered or 0,
-        left_top=left or 0,
-        ranking=[[pid, ratings[pid].mu, ratings[pid].sigma] for pid in ordered],
-    )
+    return refit_snapshot_create(topic, ratings, votes)
 
 
 def refit_compared(original: Callable, checks: dict) -> Callable:

@@ -34,7 +34,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import types
 from contextlib import ExitStack, contextmanager
@@ -42,8 +41,9 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._harness import ROOT, django_setup, postgres_server, workdir_made
 
 BASELINE_COMMIT = "b39b37d"  # main before issue 17's sync: one task walking every open HIT
 ISSUE_FIGURES = {"verify": {"queries_per_hit": 22, "seconds_per_hit": 0.084}, "approve": {"queries_per_hit": 60}}
@@ -66,15 +66,11 @@ def main() -> int:
     # Stopped (Ctrl-C, or SIGTERM when run in the background): the services below stop too.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from tests.services import free_port, fresh_database, postgres, redis
+    from tests.services import free_port, fresh_database, redis
 
     with ExitStack() as stack:
-        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="salience-sync-bench-")))
-        os.chmod(workdir, 0o755)
-        server_url = os.environ.get("DATABASE_URL", "")
-        if not server_url.startswith("postgres"):
-            (workdir / "pg").mkdir()
-            server_url = stack.enter_context(postgres(workdir / "pg"))
+        workdir = stack.enter_context(workdir_made(prefix="salience-sync-bench-"))
+        server_url = stack.enter_context(postgres_server(workdir, reuse=True))
         port = free_port()
         env = {
             "DATABASE_URL": fresh_database(server_url, "salience_sync_bench"),
@@ -95,10 +91,7 @@ class Bench:
         self.processes: dict[str, int] = {}  # name -> pid of a process tree whose CPU is counted
 
     def run(self) -> int:
-        import django
-
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-        django.setup()
+        django_setup()
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)

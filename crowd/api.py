@@ -1,6 +1,6 @@
 """REST endpoints of the crowd app: a campaign's HITs, its workers, its participant links (thin)."""
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q
+from django.db.models import Count, OuterRef, Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from annotation.access import user_may_edit
 from annotation.api import CampaignScoped, rows_counted
+from annotation.models import Task
 from crowd import channels
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.models import HIT, Assignment, ParticipantLink, Worker, WorkerQuality
@@ -57,9 +58,13 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
     serializer_class = CampaignWorkerSerializer
 
     def get_queryset(self):
-        campaign_assignments = Assignment.objects.filter(task__batch__topic__campaign=self.campaign)
+        # The campaign's assignments reached through its tasks: each worker's are checked by
+        # index, task → batch → topic, stopping at the first of the campaign. Asked by the
+        # assignment's campaign, the planner hashed the campaign's batches and topics once per
+        # worker instead (15 s for the 6,000 workers of 300 topics).
+        tasks = Task.objects.filter(batch__topic__campaign=self.campaign).values("pk")
         return (
-            Worker.objects.filter(Exists(campaign_assignments.filter(worker=OuterRef("pk"))))
+            Worker.objects.filter(pk__in=Assignment.objects.filter(task_id__in=tasks).values("worker_id"))
             .prefetch_related(
                 Prefetch(
                     "qualities",

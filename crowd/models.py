@@ -98,6 +98,12 @@ class QualityStatistics(models.Model):
     inputs_digest = models.CharField(
         max_length=64, blank=True, help_text="Of the labels the costly figures rest on: unchanged, they are kept."
     )
+    likert_part = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The campaign's row: what quality control computed from the Likert labels, with a watermark of "
+        "them; kept while they do not change (crowd.qc.likert_part).",
+    )
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -419,6 +425,12 @@ class WorkSession(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     consented_at = models.DateTimeField(
         null=True, blank=True, help_text="When the participant agreed to the campaign's consent text."
+    )
+    consent_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the consent text the participant agreed to (crowd.sessions.holds); "
+        "a changed text is asked again.",
     )
     # Prolific's side of the session: its submission, and our decision on it.
     submission_id = models.CharField(max_length=64, blank=True)

@@ -46,11 +46,13 @@ __all__ = [
     "WorkerCorrelation",
     "bootstrap_stability",
     "comparison_agreement",
+    "comparison_exclusion_reasons",
     "exclusion_reasons",
     "exclusions",
     "krippendorff_alpha",
     "leave_one_out",
     "leave_one_out_details",
+    "likert_exclusion_reasons",
     "majority_agreement",
     "meta_worker_agreement",
     "run_reliability",
@@ -368,10 +370,47 @@ def exclusion_reasons(
        n-item ordering are one judgement, so evidence is counted in orderings; when
        `orderings` is None (votes not from orderings), in countable votes (≥ `min_items`).
     Leave the votes of untouched orderings out of `votes`: they are neither agreement nor
-    disagreement, and count nowhere but in rule 3.
+    disagreement, and count nowhere but in rule 3. Rules 1 and 2 read only the labels, rules 3
+    and 4 only the votes and who is out already (`likert_exclusion_reasons`, then
+    `comparison_exclusion_reasons`), so a caller whose labels did not change may keep the
+    first part's result.
     """
-    if not 0 <= max_label_share <= 1:
-        raise ValueError(f"max_label_share must be within [0, 1], not {max_label_share}")
+    reasons = likert_exclusion_reasons(
+        labels,
+        traps,
+        max_label_share,
+        min_items,
+        fail_at=fail_at,
+        max_r=max_r,
+        min_traps=min_traps,
+    )
+    return comparison_exclusion_reasons(
+        reasons,
+        votes,
+        max_label_share,
+        min_items,
+        max_agreement=max_agreement,
+        min_orderings=min_orderings,
+        orderings=orderings,
+        untouched_orderings=untouched_orderings,
+        max_untouched_share=max_untouched_share,
+    )
+
+
+def likert_exclusion_reasons(
+    labels: Iterable[tuple[WorkerT, ItemT, float]],
+    traps: Mapping[ItemT, str] | None = None,
+    max_label_share: float = 0.05,
+    min_items: int = 10,
+    *,
+    fail_at: float = 3,
+    max_r: float = 0.5,
+    min_traps: int = 2,
+) -> dict[WorkerT, str]:
+    """Rules 1 and 2 of `exclusion_reasons` (traps, leave-one-out r), which rest on the
+    Likert labels alone: the same labels and settings give the same reasons, whatever the
+    votes."""
+    _share_check(max_label_share)
     traps = traps or {}
     table = label_table(labels)
     reasons: dict[WorkerT, str] = {}
@@ -400,7 +439,26 @@ def exclusion_reasons(
             f"{max_label_share:.0%} of labels"
         ),
     )
+    return reasons
 
+
+def comparison_exclusion_reasons(
+    likert_reasons: Mapping[WorkerT, str],
+    votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
+    max_label_share: float = 0.05,
+    min_items: int = 10,
+    *,
+    max_agreement: float = 0.6,
+    min_orderings: int = 3,
+    orderings: Mapping[WorkerT, int] | None = None,
+    untouched_orderings: Mapping[WorkerT, int] | None = None,
+    max_untouched_share: float = 0.5,
+) -> dict[WorkerT, str]:
+    """Rules 3 and 4 of `exclusion_reasons` (untouched orderings, comparison agreement) after
+    `likert_reasons`, the result of rules 1 and 2 (`likert_exclusion_reasons`): every reason,
+    in the order chosen. They read no Likert label, only who rules 1 and 2 excluded."""
+    _share_check(max_label_share)
+    reasons = dict(likert_reasons)
     untouched_orderings = untouched_orderings or {}
     for worker, untouched in untouched_orderings.items():
         total = untouched + (orderings or {}).get(worker, 0)
@@ -431,6 +489,11 @@ def exclusion_reasons(
         ),
     )
     return reasons
+
+
+def _share_check(max_label_share: float) -> None:
+    if not 0 <= max_label_share <= 1:
+        raise ValueError(f"max_label_share must be within [0, 1], not {max_label_share}")
 
 
 def _orderings_note(orderings: Mapping[Any, int] | None, worker: Hashable) -> str:

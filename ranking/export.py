@@ -171,14 +171,17 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     (`crowd.models.confirmed`); rejected ones are marked excluded, pending ones are left out.
     Read as plain values, a few thousand rows at a time: a topic's labels are the bulk of
     the campaign's download, and a model instance per label, worker and assignment would
-    cost most of its time."""
+    cost most of its time. Both are reached through the topic's tasks (batch → task →
+    assignment → label, each by index), as the pipeline reads them: an answer labels only its
+    task's propositions, and asked by the proposition's topic the planner joins every label of
+    the campaign."""
     excluded = excluded_worker_ids(topic.campaign_id)
-    counted = confirmed("assignment__")
+    kept = confirmed("assignment__") & Q(assignment__task__batch__topic=topic)
     answer = ("worker_id", "worker__external_id", "assignment__assignment_id", "assignment__submitted_at")
     order = ("assignment__submitted_at", "assignment_id", "id")
     rejected = Assignment.Status.REJECTED
     likert = (
-        LikertLabel.objects.filter(counted, proposition__topic=topic)
+        LikertLabel.objects.filter(kept)
         .order_by(*order)
         .values_list(*answer, "assignment__status", "proposition_id", "score")
     )
@@ -194,7 +197,7 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
             "excluded": worker_id in excluded or status == rejected,
         }
     votes = (
-        Comparison.objects.filter(counted, winner__topic=topic)
+        Comparison.objects.filter(kept)
         .order_by(*order)
         .values_list(
             *answer, "assignment__status", "winner_id", "loser_id", "assignment__untouched", "assignment__shown_order"

@@ -237,15 +237,27 @@ def _votes(topic: Topic, excluded: set[int]) -> list[tuple[int, int]]:
 
 
 def _refit_store(topic: Topic, ratings: dict, votes: list[tuple[int, int]]) -> RankingSnapshot:
-    per_item: dict[int, int] = {}
-    for winner, loser in votes:
-        per_item[winner] = per_item.get(winner, 0) + 1
-        per_item[loser] = per_item.get(loser, 0) + 1
+    per_item = comparisons_per_item(votes)
     _scores_set(
         ("mu", "sigma", "comparisons"),
         [(pid, current.mu, current.sigma, per_item.get(pid, 0)) for pid, current in ratings.items()],
     )
     _ranks_store(topic)
+    return refit_snapshot_create(topic, ratings, votes)
+
+
+def comparisons_per_item(votes: list[tuple[int, int]]) -> dict[int, int]:
+    """How many of the (winner, loser) votes each proposition took part in."""
+    per_item: dict[int, int] = {}
+    for winner, loser in votes:
+        per_item[winner] = per_item.get(winner, 0) + 1
+        per_item[loser] = per_item.get(loser, 0) + 1
+    return per_item
+
+
+def refit_snapshot_create(topic: Topic, ratings: dict, votes: list[tuple[int, int]]) -> RankingSnapshot:
+    """The refit's snapshot: the ranking by μ, and how it moved since the previous one
+    (Spearman, propositions entering and leaving the top TOP_FOR_CONCEPT_MAPS)."""
     mus = {key: value.mu for key, value in ratings.items()}
     previous = topic.snapshots.order_by("-number").first()
     ordered = stats.ranked_keys(mus)

@@ -48,7 +48,9 @@ def refit_votes(*, topic: Topic, snapshot: RankingSnapshot | None) -> RefitVotes
         return None
     excluded = excluded_worker_ids(topic.campaign_id)
     from_excluded = Q(worker_id__in=excluded)
-    figures = Comparison.objects.filter(counted("assignment__"), winner__topic=topic).aggregate(
+    # Reached through the topic's tasks, as the refit reads them (`ranking.pipeline._votes`):
+    # asked by the winner's topic, the planner joins every vote of the campaign.
+    figures = Comparison.objects.filter(counted("assignment__"), assignment__task__batch__topic=topic).aggregate(
         counted=Count("id"),
         excluded=Count("id", filter=from_excluded),
         excluded_workers=Count("worker_id", filter=from_excluded, distinct=True),

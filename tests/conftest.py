@@ -1,9 +1,14 @@
 """Shared fixtures. Services come from `python -m tests.services run`; with CI=true a
 missing one is a failure, never a skip."""
 
+import gc
 import os
+import threading
 
 import pytest
+
+from tests.factories import CampaignFactory
+from tests.services import free_port
 
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -43,6 +48,50 @@ def _empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture
+def owner(django_user_model):
+    """A researcher who owns `campaign`."""
+    return django_user_model.objects.create_user("researcher", password="x")
+
+
+@pytest.fixture
+def owner_client(client, owner):
+    """The test client, signed in as `owner`."""
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def campaign(owner):
+    """The owner's draft campaign "loans" (a module that needs another campaign defines its own)."""
+    return CampaignFactory(owner=owner, slug="loans", name="Student loans")
+
+
+@pytest.fixture
+def unreachable_endpoint(settings):
+    """Campaign pages read the marketplace balance: here from a port nobody listens on (the page
+    says "unavailable"). Modules whose pages all read it use it for every test."""
+    settings.MTURK_ENVIRONMENT = "local"
+    settings.MTURK_LOCAL_ENDPOINT_URL = f"http://127.0.0.1:{free_port()}/localturk/"
+
+
+@pytest.fixture
+def server_threads_joined():
+    """Let the live server's request threads end with the test that started them: one still
+    serving a kept-alive connection when the session ends would use the test database after
+    it is dropped. Connections of failed calls stay referenced from the exception's traceback
+    until collected, hence the gc. Threads other tests left behind are not this test's to wait for."""
+    before = set(threading.enumerate())
+    yield
+    started = [t for t in threading.enumerate() if t not in before and t.name.endswith("(process_request_thread)")]
+    for thread in started:
+        thread.join(timeout=0.1)
+    if any(thread.is_alive() for thread in started):
+        gc.collect()
+        for thread in started:
+            thread.join(timeout=10)
 
 
 def celery_connections_reset(app) -> None:

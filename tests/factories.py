@@ -46,6 +46,12 @@ class PropositionFactory(factory.django.DjangoModelFactory):
     normalized = factory.LazyAttribute(lambda p: normalize_text(proposition_text(p.subject, p.relation, p.object)))
     trap_kind = Proposition.TrapKind.NONE
 
+    class Params:
+        # `obvious_trap=True`: a trap sentence, as the campaign's obvious traps are stored.
+        obvious_trap = factory.Trait(
+            subject="This sentence is not important", relation="", object="", trap_kind=Proposition.TrapKind.OBVIOUS
+        )
+
 
 class BatchFactory(factory.django.DjangoModelFactory):
     class Meta:

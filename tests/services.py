@@ -199,6 +199,11 @@ def fresh_database(server_url: str, name: str) -> str:
     return f"{base}/{name}"
 
 
+def redis_options(port: int, workdir: Path) -> list[str]:
+    """redis-server's options for a throw-away server: loopback only, nothing kept, files in workdir."""
+    return ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)]
+
+
 @contextmanager
 def redis(workdir: Path):
     binary = shutil.which("redis-server")
@@ -206,25 +211,7 @@ def redis(workdir: Path):
         raise ServiceError("Redis is not installed (apt-get install redis-server)")
     port = free_port()
     log = open(workdir / "redis.log", "wb")
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-            "--daemonize",
-            "no",
-        ],
-        stdout=log,
-        stderr=log,
-    )
+    process = subprocess.Popen([binary, *redis_options(port, workdir), "--daemonize", "no"], stdout=log, stderr=log)
     try:
         _wait_for_port(port, process, "Redis")
         yield f"redis://127.0.0.1:{port}/0"

@@ -9,9 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Batch, Campaign, Proposition, Topic
+from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from crowd.localturk.models import Requester
 from crowd.models import Assignment, Comparison, LikertLabel, ParticipantLink, WorkerQuality
+from crowd.work.review import review_record
 from ranking.models import PropositionScore, RankingSnapshot
 from ranking.ranking_report import PAGE_SIZE
 from tests.api.conftest import client_for
@@ -128,6 +129,73 @@ def test_a_campaign_page_costs_the_same_queries_for_four_topics_as_for_one(clien
     client.force_login(owner)
     one, four = (queries(lambda c=campaign: client.get(reverse(route, args=[c.slug]))) for campaign in (small, large))
     assert one == four, f"{route}: {one} queries for one topic, {four} for four"
+
+
+@pytest.mark.parametrize("route", ["dashboard:campaign", "dashboard:campaign-progress"])
+def test_the_campaign_page_and_its_live_figures_cost_the_same_queries_for_five_topics_as_for_one(
+    client, owner, small, route
+):
+    five = campaign_with(owner, "five", topics=5, propositions=MANY)
+    client.force_login(owner)
+
+    def looks(campaign) -> tuple[int, int, list[str]]:
+        """Queries of a first look and of the next, and what the next one read."""
+        url = reverse(route, args=[campaign.slug])
+        first = queries(lambda: client.get(url))
+        with CaptureQueriesContext(connection) as again:
+            assert client.get(url).status_code == 200
+        return first, len(again.captured_queries), [query["sql"] for query in again.captured_queries]
+
+    (one, one_again, _), (many, many_again, read) = looks(small), looks(five)
+
+    assert one == many and one_again == many_again
+    # Looked at again with nothing changed, the counts of labels, votes and expected ones are
+    # the cache's: no query reads a label, a vote or a task's items.
+    assert many_again == many - 3
+    tables = ('"crowd_likertlabel"', '"crowd_comparison"', '"annotation_taskitem"')
+    assert not [sql for sql in read if any(table in sql for table in tables)]
+
+
+def test_the_live_figures_change_as_soon_as_an_answer_is_counted_rejected_or_published(client, owner, small):
+    topic = small.topics.get()
+    likert = Task.objects.get(batch__topic=topic, kind=Batch.Kind.LIKERT)
+    propositions = list(likert.items.order_by("position").values_list("proposition", flat=True))
+    client.force_login(owner)
+
+    def meters() -> dict:
+        [shown] = client.get(reverse("dashboard:campaign-progress", args=[small.slug])).json()["topics"]
+        return {name: (meter["done"], meter["total"]) for name, meter in shown["meters"].items()}
+
+    before = meters()
+    assert (before["labels"][0], before["votes"][0], before["submitted"][0]) == (15, 10, 4)
+
+    worker = WorkerFactory()
+    answer = AssignmentFactory(task=likert, hit=likert.hit, worker=worker, verification=Assignment.Verification.PENDING)
+    LikertLabel.objects.bulk_create(
+        LikertLabel(assignment=answer, worker=worker, proposition_id=pid, score=4) for pid in propositions
+    )
+    assert meters() == before  # pending: stored, not counted
+
+    Assignment.objects.filter(pk=answer.pk).update(verification=Assignment.Verification.VERIFIED)  # as sync confirms
+    counted = meters()
+    assert (counted["labels"][0], counted["submitted"][0]) == (20, 5)
+
+    review_record(assignment_id=answer.pk, status=Assignment.Status.REJECTED, reason="Random ratings.")
+    assert meters()["labels"] == before["labels"]
+
+    ordering = Task.objects.get(batch__topic=topic, kind=Batch.Kind.COMPARISON)
+    vote = AssignmentFactory(task=ordering, hit=ordering.hit, worker=worker, verification="verified")
+    Comparison.objects.bulk_create(
+        Comparison(assignment=vote, worker=worker, winner_id=a, loser_id=b)
+        for i, a in enumerate(propositions)
+        for b in propositions[i + 1 :]
+    )
+    assert meters()["votes"][0] == 20
+
+    more = TaskFactory(batch=ordering.batch, propositions=Proposition.objects.filter(pk__in=propositions[:3]))
+    assert meters()["votes"][1] == before["votes"][1]  # built, not published
+    HITFactory(task=more)
+    assert meters()["votes"][1] == before["votes"][1] + 3 * more.assignments_needed
 
 
 def test_the_campaign_page_shows_a_page_of_topics_at_the_same_cost(client, owner, large):

@@ -30,6 +30,7 @@ from annotation.importing.importers import ImportFailed, ImportSummary, proposit
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.answers.content import hit_content_get
+from crowd.marketplaces.base import PaymentUnit
 from crowd.marketplaces.registry import channel_policy, get_marketplace
 from crowd.models import HIT
 from crowd.work import ledger
@@ -110,7 +111,11 @@ def _campaign_page(
             "topics_page": topics,
             "topics": campaign_progress(campaign, topics=topics.object_list),
             "money": ledger.campaign_money(campaign=campaign),
-            "balance": _balance(campaign, fresh=request.GET.get("balance") == "refresh"),
+            # A channel that pays nobody has no account to show a balance of.
+            "balance_shown": channel_policy(campaign.channel).unit != PaymentUnit.NONE,
+            "balance": None
+            if channel_policy(campaign.channel).unit == PaymentUnit.NONE
+            else _balance(campaign, fresh=request.GET.get("balance") == "refresh"),
             "import_form": import_form,
             "import_problems": import_problems or [],
         },

@@ -258,6 +258,8 @@ class ChannelPolicy:
     status_note: str = ""
     # What one published task is called to researchers on this channel, singular and plural.
     task_noun: tuple[str, str] = ("task", "tasks")
+    # What one worker's answer to a task is called to researchers ("Answers submitted").
+    answer_noun: str = "answers"
     # A HIT page opened without an assignment (a preview): its banner and its disabled button.
     preview_wording: str = "This is the task as participants see it; answers cannot be sent from a preview."
     preview_action: str = "Preview only"

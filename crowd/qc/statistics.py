@@ -13,24 +13,27 @@ Incremental per topic: the costly figures (meta-worker agreement, α, the stabil
 rest only on a scope's Likert labels and on which of their raters are excluded; a digest of
 those inputs is stored beside them, and a scope whose digest did not change keeps them. In
 the comparison rounds, when Likert labels no longer arrive, a pass recomputes them only
-where an exclusion changed. The cheap figures are recomputed on every pass.
+where an exclusion changed. The cheap figures are recomputed on every pass: those of the
+Likert labels (labels, who rated, trap means and the labels' digest: `ScopeLikert`) come
+with the job's Likert part (crowd.qc.likert_part), so a pass whose labels did not change and
+whose exclusions did not move among the raters reads no Likert label at all.
 """
 
 import hashlib
 import math
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Batch, Campaign
 from crowd.models import QualityStatistics, WorkerQuality
-from crowd.qc.counted import CountedLabels
+from crowd.qc.counted import CountedLikert, CountedVotes
 from crowd.quality import (
     StabilityPoint,
     bootstrap_stability,
@@ -42,7 +45,7 @@ from crowd.quality import (
 )
 
 # Bump when a stored figure's definition changes: every scope's costly figures are recomputed.
-STATISTICS_VERSION = "1"
+STATISTICS_VERSION = "2"
 # The stability curve on a random subset of the propositions: every item's contribution to ρ
 # is alike, so a subset estimates the same mean curve (its SD grows as the subset shrinks), and
 # 50 draws pin the mean to about ±0.005. On 2,000 items per topic, 100 draws and no subset
@@ -59,49 +62,113 @@ CORRELATION_REASON = "leave-one-out"  # how crowd.quality.exclusion_reasons word
 Label = tuple[int, int, int]
 
 
-@dataclass
-class Scope:
-    """The counted labels of the campaign (topic None) or of one topic."""
+@dataclass(frozen=True)
+class ScopeLikert:
+    """What a scope's figures take from its Likert labels, but for the costly figures."""
 
-    topic_id: int | None
-    ratings: list[Label] = field(default_factory=list)
-    trap_labels: list[Label] = field(default_factory=list)
+    labels: int  # non-trap and trap labels
+    raters: dict[int, int]  # worker -> labels, traps included
+    rating_raters: list[int]  # the workers with non-trap labels, sorted
+    ratings_digest: str  # of the non-trap labels, in any order
+    trap_means: dict[str, list]  # trap kind -> [mean or None, labels]
+
+
+@dataclass
+class VoteScope:
+    """The counted votes of the campaign (topic None) or of one topic."""
+
     votes: list[tuple[int, int, int, int]] = field(default_factory=list)  # untouched orderings' left out
     votes_per_worker: Counter[int] = field(default_factory=Counter)  # untouched orderings' included
 
-    @cached_property  # read once the scope is filled (_scopes)
-    def workers(self) -> set[int]:
-        raters = {label[0] for label in self.ratings} | {label[0] for label in self.trap_labels}
-        return raters | set(self.votes_per_worker)
+
+class LikertScopes(Protocol):
+    """What the statistics take from the job's Likert part (crowd.qc.likert_part.LikertPart)."""
+
+    @property
+    def scopes(self) -> dict[int | None, ScopeLikert]: ...  # the campaign (None) and each labelled topic
+
+    @property
+    def unlabelled(self) -> ScopeLikert: ...  # a topic without labels
+
+    @property
+    def seconds_per_hit(self) -> tuple[float, int] | None: ...  # (median, HITs) of the Likert HITs
+
+
+def likert_scopes(likert: CountedLikert) -> tuple[dict[int | None, ScopeLikert], ScopeLikert]:
+    """The campaign's (None) and each labelled topic's ScopeLikert, and that of a topic
+    without labels."""
+    ratings: dict[int, list[Label]] = defaultdict(list)
+    trap_labels: dict[int, list[Label]] = defaultdict(list)
+    for label in likert.ratings:
+        ratings[likert.topic_of[label[1]]].append(label)
+    for label in likert.trap_labels:
+        trap_labels[likert.topic_of[label[1]]].append(label)
+    scopes: dict[int | None, ScopeLikert] = {None: _scope_likert(likert.ratings, likert.trap_labels, likert.traps)}
+    for topic in sorted(set(ratings) | set(trap_labels)):
+        scopes[topic] = _scope_likert(ratings[topic], trap_labels[topic], likert.traps)
+    return scopes, _scope_likert([], [], likert.traps)
+
+
+def _scope_likert(ratings: list[Label], trap_labels: list[Label], traps: dict[int, str]) -> ScopeLikert:
+    raters = Counter(label[0] for label in ratings) + Counter(label[0] for label in trap_labels)
+    labels = np.array(ratings, dtype=np.int64).reshape(-1, 3)
+    labels = labels[np.lexsort(labels.T[::-1])]
+    return ScopeLikert(
+        labels=len(ratings) + len(trap_labels),
+        raters=dict(raters),
+        rating_raters=sorted({label[0] for label in ratings}),
+        ratings_digest=hashlib.sha256(labels.tobytes()).hexdigest(),
+        trap_means={
+            kind: [_finite(stats.mean), stats.n] for kind, stats in trap_report(trap_labels, traps).kinds.items()
+        },
+    )
 
 
 def statistics_refresh(
-    *, campaign: Campaign, data: CountedLabels, workers: list[WorkerQuality], excluded: set[int]
+    *,
+    campaign: Campaign,
+    likert: LikertScopes,
+    votes: CountedVotes,
+    labels: Callable[[], CountedLikert],
+    workers: list[WorkerQuality],
+    excluded: set[int],
+    recompute: bool = False,
 ) -> None:
     """Compute and store the statistics of the campaign and of each of its topics (a topic
-    without counted labels gets empty figures, so the page can say when that was)."""
+    without counted labels gets empty figures, so the page can say when that was).
+    `labels()` reads the counted Likert labels: called only if a scope's costly figures
+    must be recomputed (every scope's with `recompute`)."""
     topic_ids = list(campaign.topics.order_by("pk").values_list("pk", flat=True))
     stored = {
         row.topic_id: row
         for row in QualityStatistics.objects.filter(campaign=campaign).only("topic_id", "inputs_digest", "figures")
     }
     loo = {row.worker_id: row.loo_r for row in workers}
+    vote_scopes = _vote_scopes(votes, topic_ids)
+    ratings: dict[int | None, list[Label]] = {}
     now = timezone.now()
     rows = []
-    for scope in _scopes(data, topic_ids):
+    for topic in [None, *topic_ids]:
+        scope = likert.scopes.get(topic, likert.unlabelled)
         digest = _digest(scope, excluded, campaign.assignments_per_hit)
-        previous = stored.get(scope.topic_id)
-        kept = previous.figures if previous and previous.inputs_digest == digest else None
-        figures = _figures(scope, data.traps, excluded, campaign.assignments_per_hit, kept)
-        figures["loo_histogram"] = _histogram(loo[worker] for worker in scope.workers if worker in loo)
-        if scope.topic_id is None:
-            figures.update(_campaign_figures(data, workers))
+        previous = stored.get(topic)
+        if previous and previous.inputs_digest == digest and not recompute:
+            costly = {key: previous.figures[key] for key in COSTLY}
+        else:
+            ratings = ratings or _rating_scopes(labels(), topic_ids)
+            costly = _costly(topic, ratings.get(topic, []), excluded, campaign.assignments_per_hit)
+        voting = vote_scopes[topic]
+        scope_workers = set(scope.raters) | set(voting.votes_per_worker)
+        figures = _figures(scope, voting, excluded, len(scope_workers)) | costly
+        figures["loo_histogram"] = _histogram(loo[worker] for worker in scope_workers if worker in loo)
+        if topic is None:
+            figures.update(_campaign_figures(likert.seconds_per_hit, votes, workers))
         rows.append(
             QualityStatistics(
                 campaign=campaign,
-                topic_id=scope.topic_id,
+                topic_id=topic,
                 figures=figures,
-                workers=sorted(scope.workers) if scope.topic_id is not None else [],
+                workers=sorted(scope_workers) if topic is not None else [],
                 inputs_digest=digest,
                 computed_at=now,
             )
@@ -109,68 +176,74 @@ def statistics_refresh(
     _statistics_write(campaign_id=campaign.pk, rows=rows)
 
 
-def _scopes(data: CountedLabels, topic_ids: list[int]) -> list[Scope]:
-    """The campaign's scope, then one per topic, split in one pass over the labels. A topic
-    deleted since the labels were read is left out (`gone` takes its labels)."""
-    topics = {topic: Scope(topic) for topic in topic_ids}
-    gone = Scope(None)
-    for label in data.ratings:
-        topics.get(data.topic_of[label[1]], gone).ratings.append(label)
-    for label in data.trap_labels:
-        topics.get(data.topic_of[label[1]], gone).trap_labels.append(label)
-    for vote in data.votes:
-        topics.get(data.topic_of[vote[1]], gone).votes.append(vote)
-    for (topic, worker), votes in data.topic_votes.items():
-        topics.get(topic, gone).votes_per_worker[worker] = votes
-    return [Scope(None, data.ratings, data.trap_labels, data.votes, data.votes_per_worker), *topics.values()]
+def _vote_scopes(votes: CountedVotes, topic_ids: list[int]) -> dict[int | None, VoteScope]:
+    """The campaign's votes, then each topic's, split in one pass. A topic deleted since the
+    votes were read is left out (`gone` takes its votes)."""
+    topics: dict[int | None, VoteScope] = {topic: VoteScope() for topic in topic_ids}
+    gone = VoteScope()
+    for vote in votes.votes:
+        topics.get(votes.topic_of[vote[1]], gone).votes.append(vote)
+    for (topic, worker), count in votes.topic_votes.items():
+        topics.get(topic, gone).votes_per_worker[worker] = count
+    return {None: VoteScope(votes.votes, votes.votes_per_worker), **topics}
 
 
-def _digest(scope: Scope, excluded: set[int], n: int) -> str:
-    """Of what the costly figures rest on: the scope's non-trap Likert labels (in any order)
-    and which of their raters are excluded."""
-    labels = np.array(scope.ratings, dtype=np.int64).reshape(-1, 3)
-    labels = labels[np.lexsort(labels.T[::-1])]
-    raters = {label[0] for label in scope.ratings}
-    digest = hashlib.sha256(f"{STATISTICS_VERSION}|{n}|{sorted(excluded & raters)}|".encode())
-    digest.update(labels.tobytes())
-    return digest.hexdigest()
+def _rating_scopes(likert: CountedLikert, topic_ids: list[int]) -> dict[int | None, list[Label]]:
+    """The campaign's non-trap labels, then each topic's."""
+    topics: dict[int | None, list[Label]] = {topic: [] for topic in topic_ids}
+    gone: list[Label] = []
+    for label in likert.ratings:
+        topics.get(likert.topic_of[label[1]], gone).append(label)
+    return {None: likert.ratings, **topics}
 
 
-def _figures(scope: Scope, traps: dict[int, str], excluded: set[int], n: int, kept: dict | None) -> dict[str, object]:
-    kept_ratings = [label for label in scope.ratings if label[0] not in excluded]
-    kept_votes = [vote for vote in scope.votes if vote[0] not in excluded]
-    likert = scope.ratings + scope.trap_labels
-    kinds = trap_report(scope.trap_labels, traps).kinds
-    figures: dict[str, object] = {
-        "labels": len(likert),
-        "excluded_labels": sum(label[0] in excluded for label in likert),
-        "votes": sum(scope.votes_per_worker.values()),
-        "workers": len(scope.workers),
-        "trap_means": {kind: [_finite(stats.mean), stats.n] for kind, stats in kinds.items()},
-        "majority_agreement": _both(majority_agreement, scope.votes, kept_votes),
+def _digest(scope: ScopeLikert, excluded: set[int], n: int) -> str:
+    """Of what the costly figures rest on: the scope's non-trap Likert labels (their digest,
+    in any order) and which of their raters are excluded."""
+    raters = excluded.intersection(scope.rating_raters)
+    return hashlib.sha256(f"{STATISTICS_VERSION}|{n}|{sorted(raters)}|{scope.ratings_digest}".encode()).hexdigest()
+
+
+def _figures(scope: ScopeLikert, voting: VoteScope, excluded: set[int], workers: int) -> dict[str, object]:
+    kept_votes = [vote for vote in voting.votes if vote[0] not in excluded]
+    return {
+        "labels": scope.labels,
+        "excluded_labels": sum(count for worker, count in scope.raters.items() if worker in excluded),
+        "votes": sum(voting.votes_per_worker.values()),
+        "workers": workers,
+        "trap_means": scope.trap_means,
+        "majority_agreement": _both(majority_agreement, voting.votes, kept_votes),
     }
-    if kept is not None:
-        figures.update({key: kept[key] for key in COSTLY})
-        return figures
-    figures["likert_agreement"] = _both(lambda labels: meta_worker_agreement(labels, n), scope.ratings, kept_ratings)
-    figures["alpha"] = _both(krippendorff_alpha, scope.ratings, kept_ratings)
-    most = STABILITY_MAX_ITEMS if scope.topic_id is None else STABILITY_TOPIC_MAX_ITEMS
-    figures["stability"] = [
-        [point.size, _finite(point.mean), _finite(point.sd), point.items] for point in _stability(kept_ratings, most)
-    ]
-    return figures
 
 
-def _campaign_figures(data: CountedLabels, workers: list[WorkerQuality]) -> dict[str, object]:
+def _costly(topic: int | None, ratings: list[Label], excluded: set[int], n: int) -> dict[str, object]:
+    kept_ratings = [label for label in ratings if label[0] not in excluded]
+    most = STABILITY_MAX_ITEMS if topic is None else STABILITY_TOPIC_MAX_ITEMS
+    return {
+        "likert_agreement": _both(lambda labels: meta_worker_agreement(labels, n), ratings, kept_ratings),
+        "alpha": _both(krippendorff_alpha, ratings, kept_ratings),
+        "stability": [
+            [point.size, _finite(point.mean), _finite(point.sd), point.items]
+            for point in _stability(kept_ratings, most)
+        ],
+    }
+
+
+def _campaign_figures(
+    likert_seconds: tuple[float, int] | None, votes: CountedVotes, workers: list[WorkerQuality]
+) -> dict[str, object]:
     """What only the campaign shows: the r up to which quality control excluded workers for
-    their correlation, and the median seconds per HIT of each kind."""
+    their correlation, and the median seconds per HIT of each kind (a kind's median rests on
+    that kind's HITs alone: the Likert one comes with the Likert part)."""
     by_correlation = [
         row.loo_r for row in workers if row.computed_reason.startswith(CORRELATION_REASON) and row.loo_r is not None
     ]
-    times = time_report(data.times)
+    seconds = {kind: [stats.median, stats.hits] for kind, stats in time_report(votes.times).kinds.items()}
+    if likert_seconds is not None:
+        seconds[Batch.Kind.LIKERT] = list(likert_seconds)
     return {
         "loo_cutoff": max(by_correlation, default=None),
-        "seconds_per_hit": {kind: [stats.median, stats.hits] for kind, stats in times.kinds.items()},
+        "seconds_per_hit": seconds,
         "speeders": sum(row.speeder for row in workers),
     }
 

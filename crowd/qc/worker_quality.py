@@ -5,7 +5,9 @@ The statistics are the pure core's (`crowd.quality`, after Falke & Gurevych 2017
 module stores and audits them, on the labels `crowd.qc.counted` reads (what aggregation
 counts). Excluded workers' labels stay in the database; aggregation leaves out
 `excluded_worker_ids`. The crowd-level statistics of the report are stored by the same job
-(`crowd.qc.statistics`).
+(`crowd.qc.statistics`). What rests on the Likert labels alone is kept between runs while
+they do not change (`crowd.qc.likert_part`), so a run in the comparison rounds reads the
+votes only; `campaign_quality_recompute` recomputes everything, and always stores the same.
 
 What quality control needs before it excludes anyone is a campaign setting: `qc_min_items`
 shared Likert items, `qc_min_traps` trap answers, `qc_min_orderings` orderings (an ordering
@@ -13,8 +15,7 @@ of five is ten pairwise votes but one judgement). Speeders are flagged, never ex
 """
 
 import logging
-from collections import Counter
-from operator import itemgetter
+from functools import cache
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -23,28 +24,26 @@ from django.utils import timezone
 from annotation.models import Batch, Campaign, Proposition
 from config.errors import ApplicationError, NotFound
 from crowd.models import Assignment, Worker, WorkerDecision, WorkerQuality
-from crowd.qc.counted import CountedLabels, counted_labels
-from crowd.qc.statistics import statistics_refresh
-from crowd.quality import (
-    HitTimes,
-    TrapStats,
-    comparison_agreement,
-    exclusion_reasons,
-    leave_one_out_details,
-    time_report,
-    trap_report,
+from crowd.qc.counted import CountedLabels, CountedVotes, campaign_traps, counted_likert, counted_votes
+from crowd.qc.likert_part import (
+    NO_LIKERT,
+    SPEEDER_FRACTION,
+    SPEEDER_MIN_HITS,
+    TRAP_FAIL_AT,
+    LikertPart,
+    likert_part_compute,
+    likert_part_store,
+    likert_part_stored,
+    likert_watermark,
 )
+from crowd.qc.statistics import statistics_refresh
+from crowd.quality import HitTimes, comparison_agreement, comparison_exclusion_reasons, time_report
 from crowd.work.review import assignment_reject, worker_block
 
 logger = logging.getLogger(__name__)
 
-TRAP_FAIL_AT = 3  # a trap rated "moderately important" (3) or higher is failed
-LOO_FLOOR = 0.5  # leave-one-out r at or above this never excludes a worker
 AGREEMENT_FLOOR = 0.6  # nor does a comparison agreement at or above this
 MAX_UNTOUCHED_SHARE = 0.5  # more than this share of a worker's orderings untouched excludes them
-
-SPEEDER_FRACTION = 1 / 3  # a worker's median time per HIT below this share of the campaign's
-SPEEDER_MIN_HITS = 3  # over at least this many HITs of the kind
 
 COMPUTED_FIELDS = [
     "labels",
@@ -88,76 +87,97 @@ def campaign_quality_refresh(*, campaign_id: int) -> set[int]:
     The workers' figures are computed under a lock on the campaign row, so concurrent
     refreshes queue up; the statistics after it, so overrides need not wait for them.
 
-    Not incremental per worker: a new label moves the leave-one-out r of every worker who
-    rated the same item, and the cap ranks all workers against all labels, so recomputing
-    only the workers with new labels would leave the others' figures and the exclusions
-    wrong. The costly crowd-level statistics are incremental per topic instead."""
+    Incremental where the math allows: what rests on the Likert labels alone (rules 1 and
+    2, every worker's Likert figures; crowd.qc.likert_part) is kept from the last run while
+    the watermark of its inputs is unchanged, and the labels are not read. Not per worker:
+    a new label moves the leave-one-out r of every worker who rated the same item, a new
+    vote the agreement of every worker who voted on the pair, and each cap ranks all
+    workers; so the vote rules run on every vote, every pass."""
+    return _refresh(campaign_id, full=False)
+
+
+def campaign_quality_recompute(*, campaign_id: int) -> set[int]:
+    """`campaign_quality_refresh` from every label, whatever was kept: what the incremental
+    refresh must always equal."""
+    return _refresh(campaign_id, full=True)
+
+
+def _refresh(campaign_id: int, *, full: bool) -> set[int]:
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
         if campaign is None:
             raise NotFound(f"There is no campaign {campaign_id}.")
-        data = counted_labels(campaign_id=campaign_id)
-        rows, reasons = _quality_rows(campaign, data)
+        traps = campaign_traps(campaign_id=campaign_id)
+        watermark = likert_watermark(campaign, traps)  # before the labels: a label after it shows next time
+        part = None if full else likert_part_stored(campaign_id, watermark)
+        likert = None
+        if part is None:
+            likert = counted_likert(campaign_id=campaign_id, traps=traps)
+            part = likert_part_compute(campaign, likert, watermark)
+        votes = counted_votes(campaign_id=campaign_id)
+        rows, reasons = _worker_rows(campaign, part, votes)
         excluded = _quality_rows_write(campaign, rows, reasons)
         _block_policy_schedule(campaign)
         _reject_policy_schedule(campaign)
-    statistics_refresh(campaign=campaign, data=data, workers=rows, excluded=excluded)
+    labels = cache(lambda: likert or counted_likert(campaign_id=campaign_id, traps=traps))
+    statistics_refresh(
+        campaign=campaign, likert=part, votes=votes, labels=labels, workers=rows, excluded=excluded, recompute=full
+    )
+    if likert is not None:
+        likert_part_store(campaign_id, part)
     return excluded
 
 
 def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQuality], dict[int, str]]:
-    """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons."""
-    reasons = exclusion_reasons(
-        data.likert,
-        data.traps,
-        data.votes,
+    """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons,
+    from every counted label."""
+    return _worker_rows(campaign, likert_part_compute(campaign, data.likert_part, ""), data.votes_part)
+
+
+def _worker_rows(
+    campaign: Campaign, part: LikertPart, votes: CountedVotes
+) -> tuple[list[WorkerQuality], dict[int, str]]:
+    """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons:
+    rules 3 and 4 on the votes after the Likert part's rules 1 and 2."""
+    reasons = comparison_exclusion_reasons(
+        part.reasons,
+        votes.votes,
         campaign.qc_max_label_share,
         campaign.qc_min_items,
-        fail_at=TRAP_FAIL_AT,
-        max_r=LOO_FLOOR,
         max_agreement=AGREEMENT_FLOOR,
-        min_traps=campaign.qc_min_traps,
         min_orderings=campaign.qc_min_orderings,
-        orderings=data.orderings,
-        untouched_orderings=data.untouched_orderings,
+        orderings=votes.orderings,
+        untouched_orderings=votes.untouched_orderings,
         max_untouched_share=MAX_UNTOUCHED_SHARE,
     )
-    correlations = leave_one_out_details(data.ratings)
-    trap_figures = trap_report(data.trap_labels, data.traps, fail_at=TRAP_FAIL_AT)  # only trap labels count
-    traps = trap_figures.workers
-    obvious, subtle = (
-        trap_figures.worker_kinds.get(kind, {}) for kind in (Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE)
-    )
-    agreement = comparison_agreement(data.votes)
-    times = time_report(data.times, fraction=SPEEDER_FRACTION, min_hits=SPEEDER_MIN_HITS)
-    labels = Counter(map(itemgetter(0), data.ratings)) + Counter(map(itemgetter(0), data.trap_labels))
+    agreement = comparison_agreement(votes.votes)
+    # A kind's medians rest on its own HITs: the Likert ones came with the Likert part.
+    times = time_report(votes.times, fraction=SPEEDER_FRACTION, min_hits=SPEEDER_MIN_HITS)
+    labelled = {worker for worker, figures in part.workers.items() if figures.labels}
     now = timezone.now()
     rows = []
-    no_traps = TrapStats(0, 0)
-    for worker in sorted(set(labels) | set(data.votes_per_worker)):
-        correlation = correlations.get(worker)
-        trap = traps.get(worker)
-        seconds = times.workers.get(worker, {})
+    for worker in sorted(labelled | set(votes.votes_per_worker)):
+        likert = part.workers.get(worker, NO_LIKERT)
         rows.append(
             WorkerQuality(
                 campaign=campaign,
                 worker_id=worker,
-                labels=labels[worker],
-                items=correlation.items if correlation else 0,
-                loo_r=correlation.r if correlation else None,
-                traps_seen=trap.seen if trap else 0,
-                traps_failed=trap.failed if trap else 0,
-                obvious_traps_seen=obvious.get(worker, no_traps).seen,
-                obvious_traps_failed=obvious.get(worker, no_traps).failed,
-                subtle_traps_seen=subtle.get(worker, no_traps).seen,
-                subtle_traps_failed=subtle.get(worker, no_traps).failed,
-                votes=data.votes_per_worker[worker],
+                labels=likert.labels,
+                items=likert.items,
+                loo_r=likert.loo_r,
+                traps_seen=likert.traps[0],
+                traps_failed=likert.traps[1],
+                obvious_traps_seen=likert.obvious[0],
+                obvious_traps_failed=likert.obvious[1],
+                subtle_traps_seen=likert.subtle[0],
+                subtle_traps_failed=likert.subtle[1],
+                votes=votes.votes_per_worker[worker],
                 comparison_agreement=agreement.get(worker),
-                orderings=data.orderings[worker] + data.untouched_orderings[worker],
-                untouched_orderings=data.untouched_orderings[worker],
-                likert_seconds=_median(seconds.get(Batch.Kind.LIKERT)),
-                comparison_seconds=_median(seconds.get(Batch.Kind.COMPARISON)),
-                speeder=worker in times.speeders,
+                orderings=votes.orderings[worker] + votes.untouched_orderings[worker],
+                untouched_orderings=votes.untouched_orderings[worker],
+                likert_seconds=likert.seconds,
+                comparison_seconds=_median(times.workers.get(worker, {}).get(Batch.Kind.COMPARISON)),
+                speeder=likert.speeder or worker in times.speeders,
                 computed_status=WorkerQuality.Status.EXCLUDED if worker in reasons else WorkerQuality.Status.OK,
                 computed_reason=reasons.get(worker, ""),
                 computed_at=now,

@@ -17,7 +17,9 @@ work in sessions instead. This module hands tasks out to sessions, one at a time
   the answer's copy back to the session (`hold_submit`), the way it posts to MTurk. Quality
   control, traps and the ranking loop see exactly the labels an MTurk HIT would give.
 * A campaign with a consent text hands a session no task before its participant agreed to it
-  (`session_consent`, which records when); `hold_next` refuses with `ConsentRequired`.
+  (`session_consent`, which records when and the text's `consent_digest`); `hold_next`
+  refuses with `ConsentRequired`. A text changed after they agreed is asked again before
+  their next task (`consent_due`).
 * An answer stored by the page counts only when it belongs to a hold of its participant in a
   session its channel confirmed (crowd.models.session_confirmed: a Prolific session is opened
   only for a submission Prolific lists) — `hold_submit`, or `sessions_verify` when the copy
@@ -26,6 +28,7 @@ work in sessions instead. This module hands tasks out to sessions, one at a time
   freed and its answers unverified, whatever they were.
 """
 
+import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -75,17 +78,36 @@ class ConsentRequired(ApplicationError):
     http_status = 403
 
 
-def consent_due(session: WorkSession) -> bool:
-    """The campaign has a consent text and the participant has not agreed to it in this session."""
-    return bool(session.campaign.consent_text.strip()) and session.consented_at is None
+def consent_digest(text: str) -> str:
+    """The consent text's version: SHA-256 of the text as participants read it (line endings
+    and the white space around it do not count); empty for no consent step."""
+    text = text.replace("\r\n", "\n").strip()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest() if text else ""
 
 
-def session_consent(session: WorkSession, *, now: datetime | None = None) -> WorkSession:
-    """The participant agreed to the campaign's consent text: recorded once, with the time
-    (a second agreement, from a page opened twice, keeps the first time)."""
+def consent_due(session: WorkSession, campaign: Campaign | None = None) -> bool:
+    """The campaign has a consent text and the participant has not agreed to this text in
+    this session (never, or to a text the researcher changed since)."""
+    current = consent_digest((campaign or session.campaign).consent_text)
+    return bool(current) and session.consent_digest != current
+
+
+def session_consent(session: WorkSession, *, digest: str | None = None, now: datetime | None = None) -> WorkSession:
+    """The participant agreed to the consent text whose `consent_digest` is `digest` (the page
+    they read; None: the campaign's text now): recorded with the time, once per text (a second
+    agreement, from a page opened twice, keeps the first time). An agreement to a text changed
+    since records nothing: the session is asked again."""
     now = now or timezone.now()
-    WorkSession.objects.filter(pk=session.pk, consented_at__isnull=True).update(consented_at=now)
-    session.refresh_from_db(fields=["consented_at"])
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=session.campaign_id)
+        current = consent_digest(campaign.consent_text)
+        if current and (digest is None or digest == current):
+            digest = current
+            WorkSession.objects.filter(pk=session.pk).exclude(consent_digest=digest).update(
+                consented_at=now, consent_digest=digest
+            )
+    session.refresh_from_db(fields=["consented_at", "consent_digest"])
+    session.campaign = campaign  # the text just compared with, for the caller's consent_due
     return session
 
 
@@ -214,9 +236,9 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
     now = now or timezone.now()
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=session.campaign_id)
-        session.refresh_from_db(fields=["status", "consented_at"])
-        if campaign.consent_text.strip() and session.consented_at is None:
-            raise ConsentRequired("Please read the study information and agree to it before the first task.")
+        session.refresh_from_db(fields=["status", "consented_at", "consent_digest"])
+        if consent_due(session, campaign):
+            raise ConsentRequired("Please read the study information and agree to it before your next task.")
         current = hold_current(session, now=now)
         if current is not None:
             return current

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -82,11 +82,19 @@ class ParticipantRow:
     tasks: int
     last_active: datetime | None
     excluded: bool
-    consented_at: datetime | None = None  # when they first agreed to the consent page (WorkSession.consented_at)
+    consented_at: datetime | None = None  # when they last agreed to a consent page (WorkSession.consented_at)
+    consent_version: str = ""  # the first 12 hex digits of that text's consent_digest
+    consent_current: bool = False  # that text is the campaign's text now
+
+
+def consent_version(digest: str) -> str:
+    """How a consent text's version is shown (participants table, exports): its digest's start."""
+    return digest[:12]
 
 
 def participants(*, campaign: Campaign) -> list[ParticipantRow]:
-    """Per participant of the campaign's links: sessions, tasks done, last activity, first consent."""
+    """Per participant of the campaign's links: sessions, tasks done, last activity, and their
+    latest consent (when, and to which version of the text)."""
     per_worker = (
         WorkSession.objects.filter(campaign=campaign, link__isnull=False)
         .values("link_id", "worker_id", "worker__external_id")
@@ -95,9 +103,17 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
             finished=Count("id", filter=Q(status=WorkSession.Status.FINISHED), distinct=True),
             tasks=Count("holds", filter=Q(holds__submitted_at__isnull=False), distinct=True),
             last_active=Max("holds__submitted_at"),
-            consented_at=Min("consented_at"),
         )
     )
+    latest_consent = {
+        (link_id, worker_id): (at, digest)
+        for link_id, worker_id, at, digest in WorkSession.objects.filter(
+            campaign=campaign, link__isnull=False, consented_at__isnull=False
+        )
+        .order_by("consented_at", "id")
+        .values_list("link_id", "worker_id", "consented_at", "consent_digest")
+    }
+    current = holds.consent_digest(campaign.consent_text)
     excluded = {q.worker_id for q in WorkerQuality.objects.filter(campaign=campaign) if q.excluded}
     links_by_id = {link.pk: link for link in campaign.participant_links.all()}
     rows = []
@@ -105,6 +121,7 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
     for row in per_worker:
         link = links_by_id[row["link_id"]]
         seen_links.add(link.pk)
+        consented_at, digest = latest_consent.get((link.pk, row["worker_id"]), (None, ""))
         name = link.label if link.kind == Kind.PERSONAL else row["worker__external_id"].split("-", 1)[-1]
         rows.append(
             ParticipantRow(
@@ -115,7 +132,9 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
                 tasks=row["tasks"],
                 last_active=row["last_active"],
                 excluded=row["worker_id"] in excluded,
-                consented_at=row["consented_at"],
+                consented_at=consented_at,
+                consent_version=consent_version(digest),
+                consent_current=bool(digest) and digest == current,
             )
         )
     for link in links_by_id.values():

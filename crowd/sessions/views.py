@@ -150,8 +150,9 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
 
 @require_POST
 def session_consent(request: HttpRequest, key) -> HttpResponse:
-    """The consent page's answer: agreeing records the time and goes on to the first task;
-    anything else shows the page again. No task is handed out here."""
+    """The consent page's answer: agreeing records the time and the text's version (the page's
+    `consent` field) and goes on to the task; anything else, or an agreement to a text changed
+    since the page was shown, shows the page again. No task is handed out here."""
     try:
         session = holds.session_get(key)
     except NotFound as error:
@@ -159,8 +160,13 @@ def session_consent(request: HttpRequest, key) -> HttpResponse:
     if request.POST.get("agree") != "yes":
         return _consent_page(request, session, error="Tick the box to agree, or close this page if you do not.")
     if session.status == WorkSession.Status.ACTIVE and holds.session_is_confirmed(session):
-        holds.session_consent(session)
+        holds.session_consent(session, digest=request.POST.get("consent", ""))
+        if holds.consent_due(session):
+            return _consent_page(request, session, error=CONSENT_CHANGED)
     return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
+
+
+CONSENT_CHANGED = "The study information changed while this page was open: please read it again."
 
 
 def _consent_page(request: HttpRequest, session: WorkSession, *, error: str = "") -> HttpResponse:
@@ -168,7 +174,14 @@ def _consent_page(request: HttpRequest, session: WorkSession, *, error: str = ""
         decline = "If you do not agree, please return the study on Prolific; returning does not affect your record."
     else:
         decline = "If you do not agree, just close this page: no answer of yours is recorded."
-    context = {"session": session, "text": session.campaign.consent_text, "decline": decline, "error": error}
+    context = {
+        "session": session,
+        "text": session.campaign.consent_text,
+        "digest": holds.consent_digest(session.campaign.consent_text),
+        "asked_again": bool(session.consent_digest),  # agreed before, to a text changed since
+        "decline": decline,
+        "error": error,
+    }
     return render(request, "session/consent.html", context, status=400 if error else 200)
 
 

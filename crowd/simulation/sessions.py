@@ -1,7 +1,8 @@
 """A simulated crowd on the session channels (participant links, Prolific), over HTTP only.
 
 Each participant does what a person does: open the link (and type their code) or take the
-Prolific study on the local Prolific endpoint, then, on the session page, load the framed
+Prolific study on the local Prolific endpoint, agree to the study's consent page if it has
+one (again when the researcher changed its text), then, on the session page, load the framed
 HIT page, fill in its form, post it, post the copy the page returns to the session, and
 follow the session on to the next task, until the session ends with the channel's
 completion step. Answers come from crowd.simulation.hits's Judge and worker behaviours, so the
@@ -12,6 +13,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping
 from html import unescape
+from typing import TypedDict, Unpack
 from urllib.parse import urljoin
 
 import requests
@@ -32,6 +34,7 @@ from crowd.simulation.hits import (
 
 TASK_FRAME = re.compile(r'<iframe class="session-task" src="([^"]+)"')
 NEXT_TASK = re.compile(r'id="session-next" data-next="([^"]+)"')
+CONSENT_ACTION = "/consent/"  # the consent form posts to the session's consent address (crowd.sessions.urls)
 ASKED_TO_RETURN = "return the study"  # what our pages ask of a Prolific participant they have no task for
 
 
@@ -56,11 +59,20 @@ class Participant:
             data["code"] = self.worker.worker_id
         return self.http.post(urljoin(page.url, form.action or page.url), data=data, timeout=TIMEOUT)
 
+    def consent_give(self, response: requests.Response) -> requests.Response:
+        """Agree on the consent page `response` shows (the page it leads to), or `response` itself."""
+        for form in forms_parse(response.text).values() if response.status_code == 200 else ():
+            if form.action.endswith(CONSENT_ACTION):
+                data = [*form.hidden, ("agree", "yes")]
+                return self.http.post(urljoin(response.url, form.action), data=data, timeout=TIMEOUT)
+        return response
+
     def session_work(self, response: requests.Response) -> tuple[int, requests.Response]:
         """Work through the session whose page `response` is; the tasks submitted, and the
         last page (a thank-you page, the completion page, or a refusal)."""
         submitted = 0
         while True:
+            response = self.consent_give(response)
             frame = TASK_FRAME.search(response.text) if response.status_code == 200 else None
             if frame is None:
                 return submitted, response
@@ -84,17 +96,22 @@ class Participant:
             response = self.http.get(urljoin(copied.url, unescape(following.group(1))), timeout=TIMEOUT)
 
 
-def _crowd(*, workers, spammers, trap_blind, seed, latent, traps, round_number):
-    """The crowd of `seed` (the same people every round), with the answer noise of `round_number`."""
-    crowd = crowd_make(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed)
-    judge = Judge(seed=seed, latent=latent, traps=traps)
-    salt = round_salt(seed, round_number)
-    return [Participant(worker, judge, random.Random(f"{salt}:{worker.worker_id}")) for worker in crowd]
+class CrowdOptions(TypedDict, total=False):
+    """Who the simulated crowd is (crowd.simulation.hits): `seed` names the people (the same
+    every round), `round_number` reshuffles their order and answer noise, `latent` is the
+    hidden truth they rate by (drawn from the seed where missing), `traps` the trap ids."""
+
+    workers: int
+    spammers: float
+    trap_blind: float
+    seed: int
+    latent: Mapping[int, float] | None
+    traps: Iterable[int]
+    round_number: int
 
 
-def links_simulate(
+def _crowd(
     *,
-    link_url: str,
     workers: int = 30,
     spammers: float = 0.1,
     trap_blind: float = 0.1,
@@ -102,22 +119,25 @@ def links_simulate(
     latent: Mapping[int, float] | None = None,
     traps: Iterable[int] = (),
     round_number: int = 0,
+) -> tuple[list[Participant], random.Random]:
+    """The crowd's participants, and the order in which they arrive."""
+    crowd = crowd_make(workers=workers, spammers=spammers, trap_blind=trap_blind, seed=seed)
+    judge = Judge(seed=seed, latent=latent, traps=traps)
+    salt = round_salt(seed, round_number)
+    participants = [Participant(worker, judge, random.Random(f"{salt}:{worker.worker_id}")) for worker in crowd]
+    return participants, random.Random(f"{salt}:schedule")
+
+
+def links_simulate(
+    *,
+    link_url: str,
     on_submit: Callable[[SimulationReport], None] | None = None,
+    **options: Unpack[CrowdOptions],
 ) -> SimulationReport:
     """Everyone opens the same open link with their own code, session after session, until
     a whole round of sessions finds nothing left to do; `on_submit` is told after each session
-    that submitted something. `seed` names the crowd, `round_number` reshuffles its order and
-    noise (crowd.simulation.hits)."""
-    crowd = _crowd(
-        workers=workers,
-        spammers=spammers,
-        trap_blind=trap_blind,
-        seed=seed,
-        latent=latent,
-        traps=traps,
-        round_number=round_number,
-    )
-    scheduler = random.Random(f"{round_salt(seed, round_number)}:schedule")
+    that submitted something."""
+    crowd, scheduler = _crowd(**options)
     report = SimulationReport()
     while True:
         report.rounds += 1
@@ -132,34 +152,19 @@ def links_simulate(
 
 def prolific_simulate(
     *,
-    start_participant,
+    start_participant: Callable[[requests.Session, str, str], str | None],
     study_ids: Iterable[str],
-    workers: int = 30,
-    spammers: float = 0.1,
-    trap_blind: float = 0.1,
-    seed: int = 0,
-    latent: Mapping[int, float] | None = None,
-    traps: Iterable[int] = (),
-    round_number: int = 0,
     on_submit: Callable[[SimulationReport], None] | None = None,
     return_study: Callable[[requests.Session, str], None] | None = None,
+    **options: Unpack[CrowdOptions],
 ) -> SimulationReport:
     """Each participant takes each study once, while it has places: `start_participant(
     http, study_id, participant_id)` is the local Prolific endpoint's doing (it answers with
     the study URL, Prolific's ids filled in, or None when the study is full or closed). A
     participant whose last page asks them to return the study (turned away, or nothing left for
     them) does so with `return_study(http, study URL)`, which frees their place, as on Prolific.
-    `seed`, `round_number` and `on_submit` as in links_simulate."""
-    crowd = _crowd(
-        workers=workers,
-        spammers=spammers,
-        trap_blind=trap_blind,
-        seed=seed,
-        latent=latent,
-        traps=traps,
-        round_number=round_number,
-    )
-    scheduler = random.Random(f"{round_salt(seed, round_number)}:schedule")
+    `on_submit` as in links_simulate."""
+    crowd, scheduler = _crowd(**options)
     report = SimulationReport()
     for study_id in study_ids:
         report.rounds += 1

@@ -6,20 +6,31 @@ Counts follow the one rule of what counts (`crowd.models.counted`): an answer is
 submitted once its channel confirmed it, and its labels and votes count unless it was
 rejected. What our page stored but the channel has not confirmed yet is shown on its own,
 as pending; an answer the channel never confirmed (`unverified`) appears nowhere.
+
+Every figure is reached from the page's topics through their batches and tasks (batch → task
+→ assignment → label, each by index), as the pipeline reads a topic's votes
+(`ranking.pipeline._votes`): asked by the proposition's topic, the planner joins every label
+of the campaign. The labels and votes counted and expected, the bulk of the rows, are kept in
+the cache under a fingerprint of the rows they were counted over (`_kept_or_counted`), so a
+page counts them again only for the topics where those rows changed since it last looked.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition, Task, TaskItem, Topic
-from crowd.models import HIT, Assignment, Comparison, LikertLabel, confirmed, counted
+from crowd.models import HIT, Assignment, confirmed, counted
 from crowd.work import ledger
 
 PENDING = Assignment.Verification.PENDING
+KINDS = (Batch.Kind.LIKERT, Batch.Kind.COMPARISON)
+LABELS = {Batch.Kind.LIKERT: "likert_labels", Batch.Kind.COMPARISON: "comparisons"}  # what an answer holds
+KEPT_SECONDS = 600  # how long a figure stays in the cache unread; a change is counted at once (see below)
 
 
 @dataclass(frozen=True)
@@ -69,8 +80,8 @@ def _grouped(queryset, key: str) -> dict:
 
 
 def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = None) -> list[TopicProgress]:
-    """One TopicProgress per topic of `topics` (all the campaign's, by key, when None); nine
-    queries in all, grouped by topic, over those topics' rows only."""
+    """One TopicProgress per topic of `topics` (all the campaign's, by key, when None); at
+    most nine queries in all, grouped by topic, over those topics' rows only."""
     shown = list(campaign.topics.order_by("key") if topics is None else topics)
     ids = [topic.pk for topic in shown]
     propositions = _grouped(
@@ -82,26 +93,25 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
         ),
         "topic_id",
     )
+    published = Q(hit__isnull=False)
     tasks = _grouped(
         Task.objects.filter(batch__topic_id__in=ids)
         .values("batch__topic_id")
         .annotate(
             built=Count("id"),
             published=Count("hit"),
-            needed=Sum("assignments_needed", filter=Q(hit__isnull=False)),
+            needed=Sum("assignments_needed", filter=published),
+            ids=Sum("id", filter=published),
         ),
         "batch__topic_id",
     )
-    expected = _grouped(
-        # Item positions run 0..n-1 in every task, so per task they sum to C(n, 2): the
-        # pairs one ordering yields. Times the assignments, that is the votes expected.
-        TaskItem.objects.filter(task__batch__topic_id__in=ids, task__hit__isnull=False)
-        .values("task__batch__topic_id")
-        .annotate(
-            labels=Sum("task__assignments_needed", filter=Q(task__kind=Batch.Kind.LIKERT)),
-            votes=Sum(F("position") * F("task__assignments_needed"), filter=Q(task__kind=Batch.Kind.COMPARISON)),
-        ),
-        "task__batch__topic_id",
+    expected = _kept_or_counted(
+        {
+            topic_id: _key("expected", topic_id, row["published"], row["ids"], row["needed"])
+            for topic_id, row in tasks.items()
+            if row["published"]
+        },
+        _expected_count,
     )
     assignments = _grouped(
         Assignment.objects.filter(task__batch__topic_id__in=ids)
@@ -110,20 +120,22 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
             submitted=Count("id", filter=confirmed()),
             pending=Count("id", filter=Q(verification=PENDING)),
             approved=Count("id", filter=confirmed() & Q(status=Assignment.Status.APPROVED)),
+            **{
+                f"{name}_{kind}": aggregate("id", filter=counted() & Q(task__kind=kind))
+                for kind in KINDS
+                for name, aggregate in (("counted", Count), ("ids", Sum))
+            },
         ),
         "task__batch__topic_id",
     )
-    labels = _grouped(
-        LikertLabel.objects.filter(counted("assignment__"), proposition__topic_id__in=ids)
-        .values("proposition__topic_id")
-        .annotate(n=Count("id")),
-        "proposition__topic_id",
-    )
-    votes = _grouped(
-        Comparison.objects.filter(counted("assignment__"), winner__topic_id__in=ids)
-        .values("winner__topic_id")
-        .annotate(n=Count("id")),
-        "winner__topic_id",
+    labels = _kept_or_counted(
+        {
+            (topic_id, kind): _key("labels", topic_id, kind, row[f"counted_{kind}"], row[f"ids_{kind}"])
+            for topic_id, row in assignments.items()
+            for kind in KINDS
+            if row[f"counted_{kind}"]
+        },
+        _labels_count,
     )
     batches = defaultdict(list)
     for batch in Batch.objects.filter(topic_id__in=ids).order_by("created_at", "pk"):
@@ -136,7 +148,7 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
         task = tasks.get(topic.pk, {})
         needed = task.get("needed") or 0
         work = assignments.get(topic.pk, {})
-        wanted = expected.get(topic.pk, {})
+        wanted = expected.get(topic.pk, (0, 0))
         result.append(
             TopicProgress(
                 topic=topic,
@@ -146,13 +158,84 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
                 submitted=Progress(work.get("submitted", 0), needed),
                 pending=work.get("pending", 0),
                 approved=Progress(work.get("approved", 0), needed),
-                likert_labels=Progress(labels.get(topic.pk, {}).get("n", 0), wanted.get("labels") or 0),
-                comparison_votes=Progress(votes.get(topic.pk, {}).get("n", 0), wanted.get("votes") or 0),
+                likert_labels=Progress(labels.get((topic.pk, Batch.Kind.LIKERT), 0), wanted[0]),
+                comparison_votes=Progress(labels.get((topic.pk, Batch.Kind.COMPARISON), 0), wanted[1]),
                 current_batch=batches[topic.pk][-1] if batches[topic.pk] else None,
                 open_batches=[OpenBatch(b, open_hits[b.pk]) for b in batches[topic.pk] if open_hits.get(b.pk)],
             )
         )
     return result
+
+
+# ---- Figures kept in the cache -----------------------------------------------------------------
+#
+# The labels and votes of a topic's counted answers, and those its published tasks expect, are
+# the bulk of the rows a page would read, and they change only with a set of rows the page reads
+# anyway: the counted answers of each kind (a label or vote is written once, with its
+# assignment: crowd.answers.store), the published tasks (a task's items are written with it and a
+# HIT is never taken back). Each figure is kept under a fingerprint of the set it was counted
+# over — how many rows, the sum of their ids — as the counting query itself saw it. A page whose
+# set changed since (an answer confirmed or rejected, a batch published) misses it and counts
+# again, at once; an answer counted between two queries of one page only makes the next page
+# count once more. Only another set of as many rows whose ids add up the same (some answers
+# confirmed and as many rejected between two looks) would be taken for it, for at most
+# KEPT_SECONDS.
+
+
+def _key(*parts: object) -> str:
+    return "progress:" + ":".join(str(part) for part in parts)
+
+
+def _kept_or_counted(wanted: dict, count: Callable[[list], Iterable[tuple]]) -> dict:
+    """{what: figure} for the keys of `wanted` ({what: key}): kept ones from the cache, the
+    rest from `count(missing)`, which yields (what, key of the set it counted over, figure)."""
+    kept = cache.get_many(wanted.values())
+    figures = {what: kept[key] for what, key in wanted.items() if key in kept}
+    missing = [what for what, key in wanted.items() if key not in kept]
+    if missing:
+        fresh = {}
+        for what, key, figure in count(missing):
+            figures[what] = fresh[key] = figure
+        cache.set_many(fresh, KEPT_SECONDS)
+    return figures
+
+
+def _expected_count(topic_ids: list[int]) -> Iterator[tuple[int, str, tuple[int, int]]]:
+    """(Likert labels, comparison votes) the topics' published tasks expect."""
+    rows = (
+        # Item positions run 0..n-1 in every task, so per task they sum to C(n, 2): the
+        # pairs one ordering yields. Times the assignments, that is the votes expected.
+        TaskItem.objects.filter(task__batch__topic_id__in=topic_ids, task__hit__isnull=False)
+        .values("task__batch__topic_id")
+        .annotate(
+            labels=Sum("task__assignments_needed", filter=Q(task__kind=Batch.Kind.LIKERT)),
+            votes=Sum(F("position") * F("task__assignments_needed"), filter=Q(task__kind=Batch.Kind.COMPARISON)),
+            tasks=Count("task_id", distinct=True),
+            ids=Sum("task_id", distinct=True),
+            needed=Sum("task__assignments_needed", filter=Q(position=0)),
+        )
+    )
+    for row in rows:
+        topic_id = row["task__batch__topic_id"]
+        key = _key("expected", topic_id, row["tasks"], row["ids"], row["needed"])
+        yield topic_id, key, (row["labels"] or 0, row["votes"] or 0)
+
+
+def _labels_count(pairs: list[tuple[int, str]]) -> Iterator[tuple[tuple[int, str], str, int]]:
+    """The Likert labels or comparison votes of each (topic, kind)'s counted answers, one
+    query per kind, reached through the topics' tasks."""
+    for kind in KINDS:
+        topic_ids = [topic_id for topic_id, of in pairs if of == kind]
+        if not topic_ids:
+            continue
+        rows = (
+            Assignment.objects.filter(counted(), task__kind=kind, task__batch__topic_id__in=topic_ids)
+            .values("task__batch__topic_id")
+            .annotate(n=Count(LABELS[kind]), answers=Count("id", distinct=True), ids=Sum("id", distinct=True))
+        )
+        for row in rows:
+            topic_id = row["task__batch__topic_id"]
+            yield (topic_id, kind), _key("labels", topic_id, kind, row["answers"], row["ids"]), row["n"]
 
 
 def _open_hits_by_batch(topic_ids: list[int]) -> dict[int, int]:

@@ -103,6 +103,17 @@ def topic_description_check(*, topic: Topic) -> None:
         )
 
 
+def topic_publish_refusal(*, topic: Topic) -> str:
+    """Why publishing `topic` would be refused, before anything is written, by the topic
+    itself ("" when nothing of the topic refuses it): the check topic_publish makes, for the
+    pages that offer a Publish button only where publishing would go ahead."""
+    try:
+        topic_description_check(topic=topic)
+    except ApplicationError as error:
+        return error.message
+    return ""
+
+
 def _publish_check(*, batch: Batch, live: bool) -> None:
     campaign = batch.topic.campaign
     if batch.status == Batch.Status.EXPIRED:

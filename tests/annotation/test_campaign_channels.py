@@ -15,35 +15,13 @@ from rest_framework.test import APIClient
 from annotation.models import Campaign
 from crowd.marketplaces.mturk.policy import CLOSED_NOTE
 from crowd.marketplaces.registry import channel_choices, channel_policy
+from tests.annotation.test_dashboard import CREATE_FORM
 from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db
 
 MTURK_OFFERED = f"Amazon Mechanical Turk ({CLOSED_NOTE})"
-FORM = {
-    "name": "Bees",
-    "slug": "bees",
-    "environment": "local",
-    "budget_cap": "20.00",
-    "likert_reward": "0.06",
-    "comparison_reward": "0.05",
-    "assignments_per_hit": "5",
-    "top_k": "100",
-    "pair_budget_fraction": "0.1",
-    "batch_pairs": "100",
-    "trap_rate": "0.05",
-}
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
+FORM = {**CREATE_FORM, "name": "Bees", "slug": "bees", "budget_cap": "20.00"}
 
 
 def test_a_new_campaign_recruits_on_participant_links_unless_told_otherwise():

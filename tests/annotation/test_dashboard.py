@@ -23,39 +23,32 @@ from tests.factories import (
     TopicFactory,
     WorkerFactory,
 )
-from tests.services import free_port
 
-pytestmark = pytest.mark.django_db
+# The balance comes from a port nobody listens on; tests that need the figure use `local_endpoint`.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("unreachable_endpoint")]
 
 GOOD_TSV = (
     "topic\tsubject\trelation\tobject\tconfidence\n"
     + "".join(f"loans\tlender {n}\toffers\tloans to students, variant {n}\t0.9\n" for n in range(10))
 ).encode()
 TOPICS_TSV = b"key\tdescription\nloans\tstudent loans without credit history\n"
+# The create form filled in with the defaults it shows: all but the name and the slug.
+CREATE_FORM = {
+    "environment": "local",
+    "budget_cap": "100",
+    "likert_reward": "0.06",
+    "comparison_reward": "0.05",
+    "assignments_per_hit": "5",
+    "top_k": "100",
+    "pair_budget_fraction": "0.1",
+    "batch_pairs": "100",
+    "trap_rate": "0.05",
+}
 BAD_TSV = (
     b"topic\tsubject\trelation\tobject\tconfidence\n"
     b"loans\tlender 1\toffers\tloans to students\t0.9\n"
     b"loans\tlender 2\toffers\t\thigh\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def unreachable_endpoint(settings):
-    """Campaign pages read the marketplace balance: by default from a port nobody listens on
-    (the page says "unavailable"); tests that need the figure use `local_endpoint`."""
-    settings.MTURK_ENVIRONMENT = "local"
-    settings.MTURK_LOCAL_ENDPOINT_URL = f"http://127.0.0.1:{free_port()}/localturk/"
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
 
 
 @pytest.fixture
@@ -170,18 +163,14 @@ def test_creating_a_campaign_makes_me_its_owner(owner_client, owner):
     response = owner_client.post(
         reverse("dashboard:campaign-create"),
         {
+            **CREATE_FORM,
             "name": "Bees",
             "slug": "bees",
             "description": "",
-            "environment": "local",
             "budget_cap": "20.00",
-            "likert_reward": "0.06",
-            "comparison_reward": "0.05",
-            "assignments_per_hit": "5",
             "top_k": "50",
             "pair_budget_fraction": "0.2",
             "batch_pairs": "40",
-            "trap_rate": "0.05",
         },
     )
 
@@ -200,20 +189,7 @@ def test_creating_a_campaign_makes_me_its_owner(owner_client, owner):
     ],
 )
 def test_a_slug_that_cannot_be_used_is_refused_and_nothing_created(owner_client, campaign, slug, problem):
-    form = {
-        "name": "Again",
-        "slug": slug,
-        "environment": "local",
-        "budget_cap": "100",
-        "likert_reward": "0.06",
-        "comparison_reward": "0.05",
-        "assignments_per_hit": "5",
-        "top_k": "100",
-        "pair_budget_fraction": "0.1",
-        "batch_pairs": "100",
-        "trap_rate": "0.05",
-    }
-    response = owner_client.post(reverse("dashboard:campaign-create"), form)
+    response = owner_client.post(reverse("dashboard:campaign-create"), {**CREATE_FORM, "name": "Again", "slug": slug})
 
     assert response.status_code == 200 and problem in response.content.decode()
     assert Campaign.objects.count() == 1
@@ -388,13 +364,7 @@ def topic_with_work(campaign, key="loans") -> Topic:
     (the second still unpublished); one comparison task of 5 with one assignment."""
     topic = TopicFactory(campaign=campaign, key=key, state=Topic.State.COMPARISONS)
     real = PropositionFactory.create_batch(10, topic=topic)
-    trap = PropositionFactory(
-        topic=topic,
-        subject="This sentence is not important",
-        relation="",
-        object="",
-        trap_kind=Proposition.TrapKind.OBVIOUS,
-    )
+    trap = PropositionFactory(topic=topic, obvious_trap=True)
     likert = BatchFactory(topic=topic, kind=Batch.Kind.LIKERT, number=0, status=Batch.Status.COMPLETE)
     first = TaskFactory(batch=likert, propositions=real[:5] + [trap])
     TaskFactory(batch=likert, propositions=real[5:])
@@ -456,6 +426,20 @@ def test_the_campaign_page_shows_the_progress_and_an_unavailable_balance(owner_c
     assert '<span class="done">6</span> / <span class="total">30</span>' in page
     assert "1 more answer pending: stored here, not yet confirmed by the channel, so not counted." in page
     assert "Current batch: Comparison #1, published." in page
+
+
+def test_a_links_campaign_shows_no_balance_and_its_meters_count_answers(owner_client, campaign):
+    topic_with_work(campaign)
+    Campaign.objects.filter(pk=campaign.pk).update(channel=Campaign.Channel.LINKS, status=Campaign.Status.DRAFT)
+
+    page = owner_client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
+
+    assert "Marketplace balance" not in page  # nobody is paid: no account to read
+    assert "Answers submitted" in page and "Assignments submitted" not in page
+    assert ">Pause<" not in page  # a draft has nothing to pause
+    Campaign.objects.filter(pk=campaign.pk).update(channel=Campaign.Channel.MTURK, status=Campaign.Status.ACTIVE)
+    page = owner_client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
+    assert "Marketplace balance" in page and "Assignments submitted" in page and ">Pause<" in page
 
 
 @pytest.mark.mturk

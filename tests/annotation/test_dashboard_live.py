@@ -14,9 +14,8 @@ from annotation.topic_descriptions import topic_description_set
 from config.errors import Conflict
 from tests.annotation.test_dashboard import topic_with_work
 from tests.factories import BatchFactory, CampaignFactory, PropositionFactory, TopicFactory
-from tests.services import free_port
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("unreachable_endpoint")]
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 SEMICOLON_CSV = (
@@ -26,23 +25,6 @@ SEMICOLON_CSV = (
 TRAPS_TSV = (
     b"topic\tsubject\trelation\tobject\nloans\tthe moon\tis made of\tcheese\nloans\tpenguins\tlive in\tAntarctica\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def unreachable_endpoint(settings):
-    settings.MTURK_ENVIRONMENT = "local"
-    settings.MTURK_LOCAL_ENDPOINT_URL = f"http://127.0.0.1:{free_port()}/localturk/"
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
 
 
 @pytest.fixture

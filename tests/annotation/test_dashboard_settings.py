@@ -9,27 +9,10 @@ from django.urls import reverse
 
 from annotation.models import Campaign
 from tests.annotation.test_campaigns import published
-from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db
 
 REFUSED = "Campaign &#x27;loans&#x27; has published work: assignments_per_hit, likert_reward can no longer be changed."
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
-def campaign(owner):
-    return CampaignFactory(owner=owner, slug="loans", name="Student loans")
 
 
 def settings_url(campaign: Campaign) -> str:

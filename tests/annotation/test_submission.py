@@ -1,13 +1,12 @@
 """Answer validation and storage: every error writes nothing; repeats are idempotent."""
 
 import logging
-import threading
 from datetime import timedelta
 from uuid import UUID
 
 import pytest
 from django.core.cache import cache
-from django.db import IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.hit_page.answers import InvalidAnswer, answer_parse
@@ -16,6 +15,7 @@ from config.errors import ApplicationError, Conflict
 from crowd.answers.content import ProcessCache, hit_content_get
 from crowd.answers.store import answer_submit, time_on_task
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
+from tests.concurrently import at_once
 from tests.factories import (
     BatchFactory,
     HITFactory,
@@ -331,23 +331,9 @@ def test_concurrent_identical_submissions_store_one_assignment():
         pytest.skip("needs a database with concurrent writers (PostgreSQL: make test)")
     task = _task()
     fields = _ratings(task)
-    results, errors = [], []
-    barrier = threading.Barrier(8)
 
-    def submit():
-        try:
-            barrier.wait()
-            results.append(_submit(task, fields))
-        except Exception as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
+    results, errors = at_once([lambda: _submit(task, fields)] * 8)
 
-    threads = [threading.Thread(target=submit) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
     assert errors == []
     assert sum(result.created for result in results) == 1
     assert len({result.assignment.pk for result in results}) == 1
@@ -360,23 +346,11 @@ def test_concurrent_first_submissions_of_a_new_worker_make_one_worker():
         pytest.skip("needs a database with concurrent writers (PostgreSQL: make test)")
     task = _task()
     fields = _ratings(task)
-    results, errors = [], []
-    barrier = threading.Barrier(8)
 
-    def submit(number):
-        try:
-            barrier.wait()
-            results.append(_submit(task, fields, assignment_id=f"ASG{number}"))
-        except Exception as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
+    results, errors = at_once(
+        [lambda number=number: _submit(task, fields, assignment_id=f"ASG{number}") for number in range(8)]
+    )
 
-    threads = [threading.Thread(target=submit, args=(number,)) for number in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
     assert errors == []
     assert all(result.created for result in results) and len(results) == 8
     worker = Worker.objects.get()

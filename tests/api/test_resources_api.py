@@ -152,13 +152,7 @@ def test_propositions_carry_text_and_scores(api, ranked_topic):
 def test_propositions_filter_by_trap_kind_and_search(api, topic):
     PropositionFactory(topic=topic, subject="Pell grants", relation="need", object="no repayment")
     PropositionFactory(topic=topic, subject="Banks", relation="require", object="a cosigner")
-    PropositionFactory(
-        topic=topic,
-        subject="This sentence is not important",
-        relation="",
-        object="",
-        trap_kind=Proposition.TrapKind.OBVIOUS,
-    )
+    PropositionFactory(topic=topic, obvious_trap=True)
     url = nested("api-proposition-list", topic_key="stafford")
     traps = api.get(url, {"trap_kind": "obvious"}).json()["results"]
     assert [row["trap_kind"] for row in traps] == ["obvious"]

@@ -531,3 +531,70 @@ def test_a_viewer_never_sees_a_participant_link_s_address_and_an_editor_does(wor
         assert [row["url"] for row in listed] == [address if shown else None]
         assert download.status_code == (200 if shown else 403)
         assert (address in download.content.decode()) is shown
+
+
+# --- what the pages offer: a viewer is shown no form that would change the campaign ------------
+
+# A form that posts, but not the header's "Log out" nor a task preview's (disabled) HIT form.
+POST_FORM = re.compile(r"<form\b(?![^>]*(?:/logout/|id=\"hit-form\"))[^>]*\bmethod=\"post\"", re.IGNORECASE)
+
+
+def _html_pages() -> list[tuple[str, tuple[str, ...]]]:
+    return [(name, params) for name, params in ROUTES if not _is_api(name)]
+
+
+@pytest.mark.parametrize("route", _html_pages(), ids=_route_id)
+def test_a_viewer_is_offered_no_form_that_changes_the_campaign(world, route):
+    name, params = route
+    TopicFactory(campaign=world.campaign, key="fresh", state="importing")  # a topic still open to edits
+    PropositionFactory(topic=world.campaign.topics.get(key="fresh"))
+
+    page = web_client(world.viewer).get(world.url(name, params))
+
+    if page.status_code != 200 or not page.get("Content-Type", "").startswith("text/html"):
+        return
+    html = page.content.decode()
+    assert not POST_FORM.search(html), f"{name} offers a viewer a form: {POST_FORM.search(html)}"
+    assert "Publish the Likert round…" not in html and ">Upload<" not in html and ">Save<" not in html
+
+
+def test_an_editor_is_offered_what_a_viewer_is_not(world):
+    """The control for the test above: the same pages, as an editor, carry the forms."""
+    fresh = TopicFactory(campaign=world.campaign, key="fresh", state="importing")
+    PropositionFactory(topic=fresh)
+    editor, viewer = web_client(world.editor), web_client(world.viewer)
+    pages = {
+        "campaign": reverse("dashboard:campaign", args=[world.campaign.slug]),
+        "settings": reverse("dashboard:campaign-settings", args=[world.campaign.slug]),
+        "description": reverse("dashboard:topic-description", args=[world.campaign.slug, "fresh"]),
+        "publish": reverse("dashboard:likert-publish", args=[world.campaign.slug, "fresh"]),
+        "channel": reverse("crowd:campaign-channel", args=[world.campaign.slug]),
+    }
+    for what, url in pages.items():
+        assert POST_FORM.search(editor.get(url).content.decode()), f"the editor's {what} page has no form"
+    campaign_page = editor.get(pages["campaign"]).content.decode()
+    assert "Publish the Likert round…" in campaign_page and ">Upload<" in campaign_page
+    assert "Shared with you to view" in viewer.get(pages["settings"]).content.decode()
+    assert "only the campaign's owner and editors publish" in viewer.get(pages["publish"]).content.decode()
+
+
+def test_publish_is_offered_only_where_publishing_would_go_ahead(world):
+    """A topic without a description is refused by publishing (crowd.work.publishing), so its
+    card offers no Publish button — the owner's neither; a done topic offers none either."""
+    described = TopicFactory(campaign=world.campaign, key="described", state="importing")
+    undescribed = TopicFactory(campaign=world.campaign, key="undescribed", state="importing", description="")
+    done = TopicFactory(campaign=world.campaign, key="finished", state="done")
+    for topic in (described, undescribed, done):
+        PropositionFactory(topic=topic)
+
+    html = web_client(world.owner).get(reverse("dashboard:campaign", args=[world.campaign.slug])).content.decode()
+
+    assert reverse("dashboard:likert-publish", args=[world.campaign.slug, "described"]) in html
+    assert reverse("dashboard:likert-publish", args=[world.campaign.slug, "undescribed"]) not in html
+    assert reverse("dashboard:likert-publish", args=[world.campaign.slug, "finished"]) not in html
+    # What the button would have done is refused, and says why.
+    refused = web_client(world.owner).post(
+        reverse("dashboard:likert-publish", args=[world.campaign.slug, "undescribed"]), {}
+    )
+    assert "has no description" in refused.content.decode()
+    assert not undescribed.batches.exists()

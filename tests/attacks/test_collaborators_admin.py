@@ -4,15 +4,24 @@ made a collaborator on A's campaign, whose rows are those of tests/attacks/test_
 as a viewer B sees them, read-only, and changes, deletes or acts on none of them; as an editor
 B changes them, but not the campaign's money or owner."""
 
+import html
 from decimal import Decimal
 
 import pytest
-from django.contrib.messages import ERROR, SUCCESS, get_messages
+from django.contrib.auth import get_user_model
 
 from annotation.models import Campaign, CampaignMember, Topic
-from crowd.models import Worker
 from tests.annotation.test_admin import page_data
-from tests.attacks.test_admin_scope import ACTIONS, ADMINS, World, _ids, listed, url
+from tests.attacks.test_admin_scope import (
+    ACTIONS,
+    ADMINS,
+    World,
+    _ids,
+    action_does_nothing,
+    block_refused,
+    listed,
+    url,
+)
 
 pytestmark = [pytest.mark.attacks, pytest.mark.django_db]
 
@@ -61,41 +70,13 @@ def test_a_viewer_cannot_change_or_delete_a_shared_row(viewing, model):
 
 @pytest.mark.parametrize(("model", "action"), ACTIONS, ids=lambda value: getattr(value, "_meta", None) and _ids(value))
 def test_a_viewer_cannot_run_an_action_on_a_shared_row(viewing, model, action):
-    before = viewing.snapshot_a()
-    data = {
-        "action": action,
-        "_selected_action": [viewing.rows_a[model].pk],
-        "index": 0,
-        "post": "yes",
-        "apply": "1",
-        "reason": "acting on a campaign I only view",
-        "amount": "0.50",
-        "campaign": viewing.rows_a[Campaign].pk,
-    }
-
-    response = viewing.as_b.post(url(model, "changelist"), data)
-
-    assert response.status_code in (200, 302)
-    if response.status_code == 200 and response.context and "queryset" in response.context:
-        assert list(response.context["queryset"]) == []
-    assert [str(message) for message in get_messages(response.wsgi_request) if message.level in (SUCCESS, ERROR)] == []
-    assert viewing.snapshot_a() == before
+    action_does_nothing(
+        viewing, model, action, reason="acting on a campaign I only view", campaign=viewing.rows_a[Campaign]
+    )
 
 
 def test_a_viewer_cannot_block_a_worker_at_the_shared_campaign(viewing):
-    before = viewing.snapshot_a()
-    data = {
-        "action": "block_workers",
-        "_selected_action": [viewing.shared_worker.pk],
-        "apply": "1",
-        "reason": "blocked from a campaign I only view",
-        "campaign": viewing.rows_a[Campaign].pk,
-    }
-
-    page = viewing.as_b.post(url(Worker, "changelist"), data)
-
-    assert page.status_code == 200 and "campaign" in page.context["form"].errors
-    assert viewing.snapshot_a() == before
+    block_refused(viewing, reason="blocked from a campaign I only view")
 
 
 def test_an_editor_changes_a_shared_row(editing):
@@ -145,3 +126,78 @@ def test_an_editor_may_lower_the_cap_in_the_admin(editing):
     assert editing.as_b.post(change, {**data, "budget_cap": "20.00"}).status_code == 302
     campaign.refresh_from_db()
     assert campaign.budget_cap == Decimal("20.00")
+
+
+# --- the collaborators themselves: only the owner manages them, through annotation.members -------
+
+
+def _member_add(client, campaign, username: str, role: str = "view"):
+    return client.post(url(CampaignMember, "add"), {"campaign": campaign.pk, "username": username, "role": role})
+
+
+def test_the_owner_adds_changes_and_removes_a_collaborator_in_the_admin(viewing):
+    campaign = viewing.rows_a[Campaign]
+    carol = get_user_model().objects.create_user("carol")
+
+    added = _member_add(viewing.as_a, campaign, "carol", "edit")
+
+    assert added.status_code == 302
+    member = CampaignMember.objects.get(campaign=campaign, user=carol)
+    assert (member.role, member.added_by) == ("edit", viewing.a)
+    change = url(CampaignMember, "change", member.pk)
+    page = viewing.as_a.get(change)
+    assert set(page.context["adminform"].form.fields) == {"role", "username"}  # who and where are fixed
+    assert viewing.as_a.post(change, {"role": "view"}).status_code == 302
+    member.refresh_from_db()
+    assert member.role == "view"
+    assert viewing.as_a.post(url(CampaignMember, "delete", member.pk), {"post": "yes"}).status_code == 302
+    assert not CampaignMember.objects.filter(pk=member.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [("ghost", "No user is called 'ghost'"), ("ada", "You cannot add yourself"), ("", "Name the user to add")],
+    ids=["unknown", "themselves", "nobody"],
+)
+def test_the_admin_refuses_what_the_settings_page_refuses(viewing, username, message):
+    before = viewing.snapshot_a()
+
+    response = _member_add(viewing.as_a, viewing.rows_a[Campaign], username)
+
+    page = viewing.as_a.get(response["Location"]) if response.status_code == 302 else response
+    assert message in html.unescape(page.content.decode())
+    assert viewing.snapshot_a() == before
+
+
+@pytest.mark.parametrize("role", ["view", "edit"])
+def test_a_collaborator_adds_changes_or_removes_nobody_in_the_admin(role):
+    world = _shared(role)
+    campaign = world.rows_a[Campaign]
+    get_user_model().objects.create_user("mallory")
+    member = world.rows_a[CampaignMember]
+    before = world.snapshot_a()
+
+    added = _member_add(world.as_b, campaign, "mallory", "edit")
+    raised = world.as_b.post(url(CampaignMember, "change", member.pk), {"role": "edit"})
+    removed = world.as_b.post(url(CampaignMember, "delete", member.pk), {"post": "yes"})
+    bulk = world.as_b.post(
+        url(CampaignMember, "changelist"),
+        {"action": "delete_selected", "_selected_action": [member.pk], "post": "yes"},
+    )
+
+    assert added.status_code == 200 and "campaign" in added.context["adminform"].form.errors
+    assert raised.status_code in (302, 403) and removed.status_code in (302, 403) and bulk.status_code in (200, 302)
+    assert world.snapshot_a() == before
+    assert CampaignMember.objects.filter(campaign=campaign).count() == 2  # the row and B's own membership
+    page = world.as_b.get(url(CampaignMember, "change", member.pk))
+    assert page.status_code == 200 and page.context["has_change_permission"] is False
+
+
+def test_a_hostile_username_is_shown_escaped_in_the_admin(viewing):
+    hostile = '<img src=x onerror="alert(1)">'
+    get_user_model().objects.create_user(hostile)
+    _member_add(viewing.as_a, viewing.rows_a[Campaign], hostile)
+
+    page = viewing.as_a.get(url(CampaignMember, "changelist")).content.decode()
+
+    assert hostile not in page and "&lt;img src=x onerror=" in page

@@ -12,15 +12,14 @@ import pytest
 from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.models import ImportRecord, Proposition, Topic
+from tests.api.conftest import client_for
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
-from tests.services import free_port
 
-pytestmark = [pytest.mark.attacks, pytest.mark.django_db]
+# The campaign page asks the marketplace for its balance: a port nobody listens on.
+pytestmark = [pytest.mark.attacks, pytest.mark.django_db, pytest.mark.usefixtures("unreachable_endpoint")]
 
 ALLOWED = 'use only letters A-Z and a-z, digits 0-9, "-", "_" and "." (a dot only between two other characters)'
 BAD_KEYS = {
@@ -35,35 +34,14 @@ BAD_KEYS = {
 migration = importlib.import_module("annotation.migrations.0004_topic_keys_url_safe")
 
 
-@pytest.fixture(autouse=True)
-def unreachable_endpoint(settings):
-    """The campaign page asks the marketplace for its balance: a port nobody listens on."""
-    settings.MTURK_ENVIRONMENT = "local"
-    settings.MTURK_LOCAL_ENDPOINT_URL = f"http://127.0.0.1:{free_port()}/localturk/"
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("ada", password="pw-for-tests-only")
-
-
 @pytest.fixture
 def campaign(owner):
     return CampaignFactory(owner=owner, slug="loans-run", name="Student loans")
 
 
 @pytest.fixture
-def browser(owner) -> Client:
-    client = Client()
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def api(owner) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=owner).key}")
-    return client
+    return client_for(owner)
 
 
 def api_import(api, campaign, content: bytes, name: str, **extra):
@@ -118,8 +96,8 @@ def test_an_open_ie_file_with_a_bad_topic_option_is_refused_by_line(api, campaig
     assert nothing_written()
 
 
-def test_the_dashboard_upload_shows_the_same_refusal(browser, campaign):
-    response = browser.post(
+def test_the_dashboard_upload_shows_the_same_refusal(owner_client, campaign):
+    response = owner_client.post(
         f"/campaigns/{campaign.slug}/import/",
         {"file": SimpleUploadedFile("props.tsv", b"topic\tsubject\trelation\tobject\nloans/2024\ta\tb\tc\n")},
     )
@@ -147,15 +125,15 @@ def test_the_admin_refuses_a_bad_key_through_the_model_validator(campaign):
 
 
 @pytest.mark.parametrize("key", [key for key, _ in BAD_KEYS.values()], ids=BAD_KEYS.keys())
-def test_a_bad_key_already_stored_breaks_no_page(browser, api, campaign, key):
+def test_a_bad_key_already_stored_breaks_no_page(owner_client, api, campaign, key):
     """Stored directly, as before this fix or by hand in a database shell: the pages show it
     and say why it cannot be opened, instead of answering 500."""
     TopicFactory(campaign=campaign, key="good")
     bad = TopicFactory(campaign=campaign, key=key)
     PropositionFactory(topic=bad)
 
-    page = browser.get(f"/campaigns/{campaign.slug}/")
-    quality = browser.get(f"/campaigns/{campaign.slug}/quality/")
+    page = owner_client.get(f"/campaigns/{campaign.slug}/")
+    quality = owner_client.get(f"/campaigns/{campaign.slug}/quality/")
     listed = api.get(f"/api/campaigns/{campaign.slug}/topics/")
 
     assert page.status_code == 200
@@ -170,7 +148,7 @@ ODD_SEGMENTS = ["loans%2F2024", "%3F", "%23", "%25", "a%20b", "%2E%2E", "caf%C3%
 
 
 @pytest.mark.parametrize("segment", ODD_SEGMENTS)
-def test_a_topic_url_with_an_odd_or_unknown_key_is_a_404(browser, api, campaign, segment):
+def test_a_topic_url_with_an_odd_or_unknown_key_is_a_404(owner_client, api, campaign, segment):
     """Topic routes match only keys the rule allows (`<topic_key:...>`), so an odd segment is a
     404 before any query: with `<str:...>`, a NUL reached PostgreSQL, which refused it (500)."""
     TopicFactory(campaign=campaign, key="loans")
@@ -188,13 +166,13 @@ def test_a_topic_url_with_an_odd_or_unknown_key_is_a_404(browser, api, campaign,
         f"/api/campaigns/{campaign.slug}/topics/{segment}/export/",
     ]
 
-    statuses = {url: browser.get(url).status_code for url in pages}
+    statuses = {url: owner_client.get(url).status_code for url in pages}
     statuses |= {url: api.get(url).status_code for url in endpoints}
 
     assert set(statuses.values()) == {404}, statuses
 
 
-def test_the_migration_renames_bad_keys_deterministically_and_uniquely(browser, campaign, capsys):
+def test_the_migration_renames_bad_keys_deterministically_and_uniquely(owner_client, campaign, capsys):
     other = CampaignFactory(owner=campaign.owner, slug="other-run")
     kept = TopicFactory(campaign=campaign, key="loans-2024")
     slash = TopicFactory(campaign=campaign, key="loans/2024")
@@ -217,8 +195,8 @@ def test_the_migration_renames_bad_keys_deterministically_and_uniquely(browser, 
     }
     assert Proposition.objects.get().topic_id == slash.pk  # the topic's rows stay with it
     assert "campaign loans-run: topic key 'loans/2024' renamed to 'loans-2024-2'" in capsys.readouterr().out
-    page = browser.get(f"/campaigns/{campaign.slug}/")
+    page = owner_client.get(f"/campaigns/{campaign.slug}/")
     assert page.status_code == 200 and "data-unsafe-key" not in page.content.decode()
-    assert browser.get(f"/campaigns/{campaign.slug}/topics/loans-2024-2/quality/").status_code == 200
+    assert owner_client.get(f"/campaigns/{campaign.slug}/topics/loans-2024-2/quality/").status_code == 200
     migration.rename_unsafe_keys(apps, None)
     assert {topic.pk: topic.key for topic in Topic.objects.all()} == keys  # a second run changes nothing

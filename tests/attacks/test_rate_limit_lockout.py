@@ -10,7 +10,7 @@ import requests
 
 from crowd.models import HIT, Assignment
 from crowd.work.publishing import batch_publish
-from tests.crowd.conftest import LocalTurk, TurkWorker
+from tests.crowd.conftest import TurkWorker
 from tests.crowd.factories import likert_batch
 
 pytestmark = [pytest.mark.attacks, pytest.mark.mturk, pytest.mark.rate_limits, pytest.mark.django_db(transaction=True)]
@@ -19,13 +19,10 @@ VICTIM = "AVICTIM0000001"
 
 
 @pytest.fixture
-def local_turk(live_server, settings):
-    settings.MTURK_ENVIRONMENT = "local"
-    settings.SITE_URL = live_server.url
-    settings.MTURK_LOCAL_ENDPOINT_URL = live_server.url + "/localturk/"
+def local_turk(local_turk, settings):
     settings.SUBMIT_RATE_PER_WORKER = 30  # the defaults
     settings.SUBMIT_RATE_PER_ADDRESS = 600
-    return LocalTurk(live_server.url)
+    return local_turk
 
 
 def test_a_flood_in_a_victims_name_does_not_cost_the_victim_their_answer(local_turk):

@@ -47,17 +47,6 @@ def neutralised(text: str) -> str:
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("mallory-target", password="pw-for-tests-only")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def campaign(owner):
     return CampaignFactory(owner=owner, slug="hostile")
 

@@ -13,29 +13,12 @@ from crowd.marketplaces.prolific import eligibility
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.sessions import holds, links
 from tests.crowd.sessions.conftest import links_batch
-from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db
 
 PAGE = {"channel": "prolific", "environment": "local", "tasks_per_session": 10}
 AGE = {"filter_id": "age", "selected_range": {"lower": 18, "upper": 30}}
 HOSTILE = '</textarea><script>alert("x")</script>'
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("ada", password="pw-for-tests-only")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
-def campaign(owner):
-    return CampaignFactory(slug="loans", owner=owner)
 
 
 def save(client, **fields):

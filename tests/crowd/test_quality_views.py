@@ -33,23 +33,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
 def crowd(owner):
     campaign = CampaignFactory(owner=owner, qc_max_label_share=0.3, name="Student loans, run 1")
     builder = LabelBuilder(TopicFactory(campaign=campaign, key="loans"))
     builder.likert(small_crowd_labels(), TRAPS)
     campaign_quality_refresh(campaign_id=campaign.pk)
     return builder
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def urls(campaign, worker_id=1) -> dict[str, str]:

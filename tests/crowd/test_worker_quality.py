@@ -120,7 +120,9 @@ def test_refresh_takes_a_fixed_number_of_queries(crowd):
         LabelBuilder(TopicFactory(campaign=crowd.topic.campaign, key=key)).likert(small_crowd_labels(), TRAPS)
     with CaptureQueriesContext(connection) as large:
         campaign_quality_refresh(campaign_id=crowd.topic.campaign_id)
-    assert len(large) <= len(small) <= 18
+    # New labels: both runs read every label (the Likert part's watermark, its stored copy and
+    # its store are five of these); a pass with no new label takes fewer (test_quality_incremental).
+    assert len(large) <= len(small) <= 23
 
 
 def test_override_needs_a_reason_and_is_audited(crowd, django_user_model):

@@ -27,7 +27,7 @@ from django.db import connection
 from config.celery import app
 from crowd.marketplaces.mturk import client as mturk
 from tests.conftest import CI, celery_connections_reset
-from tests.services import free_port
+from tests.services import free_port, redis_options
 
 WORKER_APP = "tests.faults.worker_app"
 # The worker's database sessions carry this name, so a test can tell them from its own.
@@ -71,19 +71,7 @@ class RedisServer:
         self.starts += 1
         with open(self.workdir / f"redis-{self.starts}.log", "wb") as log:
             self.process = subprocess.Popen(
-                [
-                    shutil.which("redis-server"),
-                    "--port",
-                    str(self.port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--dir",
-                    str(self.workdir),
-                ],
+                [shutil.which("redis-server"), *redis_options(self.port, self.workdir)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )

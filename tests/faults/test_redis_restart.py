@@ -2,7 +2,7 @@
 (they live in PostgreSQL), and the pass verifies every one, runs quality control and
 advances the topic in-process, counting nothing twice.
 
-A known failure outside the project is kept as a strict xfail, to flip when fixed: the
+A known failure outside the project is kept as an xfail (not strict: it is a race), to flip when fixed: the
 worker does not survive the crash with a task in flight (Celery 5.7.0, acks_late, more
 than one pool process), so its supervisor has to start it again (docker-compose.yml
 restarts it). A pass completes and advances a batch while the broker is away (it enqueues
@@ -89,8 +89,10 @@ def test_a_loop_pass_through_a_redis_crash_recovers_every_answer_once(
     assert HIT.objects.count() == likert.tasks.count() + comparison.tasks.count()
 
 
+# Not strict: the upstream bug is a race that a loaded machine (several suites at once) does
+# not always lose, and an XPASS there must not fail the suite; on a quiet machine it xfails.
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,
     reason="Celery 5.7.0/kombu 5.7.0: on losing Redis with an unacknowledged (acks_late) message and "
     "--concurrency>=2, Consumer.on_connection_error_after_connected collects the connection, then "
     "closes it; restoring the message dereferences the dropped transport client: "

@@ -6,13 +6,13 @@ import io
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.campaigns import campaign_create
 from annotation.importing.importers import propositions_import
 from annotation.models import Batch
 from crowd.answers.content import ProcessCache
+from tests.api.conftest import client_for
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory
 
 SEED_TSV = (
@@ -44,9 +44,7 @@ def researcher(db):
 
 @pytest.fixture
 def api_client(researcher) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
-    return client
+    return client_for(researcher)
 
 
 @pytest.fixture

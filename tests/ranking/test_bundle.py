@@ -26,11 +26,6 @@ FILES = ("ranking.csv", "ranking.tsv", "labels.csv", "cmap")
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
 def campaign(owner):
     """Two topics of 60 scored propositions (a formula in one text), a label each; a third
     topic, empty."""

@@ -38,7 +38,8 @@ def test_the_tryout_link_gives_a_newcomer_a_consent_page_then_three_tasks(client
     session_url = client.post(urlsplit(url).path, {"csrfmiddlewaretoken": token})["Location"]
     consent = client.get(session_url)
     assert b"This is a rehearsal of a study" in consent.content
-    client.post(f"{session_url}consent/", {"agree": "yes"})
+    shown = re.search(r'name="consent" value="([0-9a-f]+)"', consent.content.decode()).group(1)  # the text's version
+    client.post(f"{session_url}consent/", {"agree": "yes", "consent": shown})
     for number in (1, 2, 3):
         frame = client.get(session_url).content.decode()
         assert f"Task <strong>{number}</strong> of 3" in frame

@@ -1,7 +1,6 @@
 """The per-topic pipeline: Likert → QC → top-k → comparison batches → refits → done."""
 
 import random
-import threading
 from datetime import timedelta
 
 import pytest
@@ -19,6 +18,7 @@ from crowd.models import Assignment, Comparison
 from ranking import pipeline, workflow
 from ranking.models import PropositionScore, RankingSnapshot
 from ranking.stats import spearman
+from tests.concurrently import at_once
 from tests.factories import (
     AssignmentFactory,
     BatchFactory,
@@ -220,23 +220,9 @@ def test_two_concurrent_advances_create_one_batch():
     topic, latent = make_topic()
     answer_batch(start_likert(topic), latent, random.Random(6))
     _calls, publish = publish_recorder()
-    barrier = threading.Barrier(2)
-    results, errors = [], []
 
-    def run():
-        try:
-            barrier.wait()
-            results.append(workflow.topic_step(topic_id=topic.pk, publish=publish).action)
-        except Exception as error:
-            errors.append(error)
-        finally:
-            connection.close()
+    results, errors = at_once([lambda: workflow.topic_step(topic_id=topic.pk, publish=publish).action] * 2)
 
-    threads = [threading.Thread(target=run) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
     assert not errors
     assert sorted(results) in (["likert_done", "republish"], ["likert_done", "waiting"])
     assert Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON).count() == 1

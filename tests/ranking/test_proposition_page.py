@@ -28,17 +28,6 @@ HOSTILE = '<script>alert("x")</script>&<b>bold</b>'
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def topic(owner):
     topic = TopicFactory(campaign=CampaignFactory(owner=owner, slug="loans-run"), key="loans")
     subjects = ["Federal aid", "Private lenders", "Cosigners", "Credit unions"]

@@ -20,22 +20,11 @@ COMPARED = 60  # more than the 50 the μ ± σ chart shows
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
 def topic(owner):
     """80 scored propositions (the best 60 compared), a trap, and three refits."""
     topic = TopicFactory(campaign=CampaignFactory(owner=owner, slug="loans-run"), key="loans")
     propositions = PropositionFactory.create_batch(80, topic=topic)
-    PropositionFactory(
-        topic=topic,
-        subject="This sentence is not important",
-        relation="",
-        object="",
-        trap_kind=Proposition.TrapKind.OBVIOUS,
-    )
+    PropositionFactory(topic=topic, obvious_trap=True)
     PropositionScore.objects.bulk_create(
         PropositionScore(
             proposition=p,
@@ -60,12 +49,6 @@ def topic(owner):
             ranking=[],
         )
     return topic
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
 
 
 def url(name, topic, *args):

@@ -28,11 +28,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
 def topic(owner):
     topic = TopicFactory(
         campaign=CampaignFactory(owner=owner, slug="votes"), key="loans", state=Topic.State.COMPARISONS

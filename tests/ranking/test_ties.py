@@ -19,11 +19,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("researcher", password="x")
-
-
-@pytest.fixture
 def topic(owner):
     """Seven propositions: μ 30; μ 25 twice with σ 2 (tied) and once with σ 3 (not: σ orders
     it); then outside the comparisons the Likert mean 3.4 twice (tied) and one unrated."""

@@ -31,6 +31,7 @@ class MTurkPolicy(ChannelPolicy):
         ("production", "MTurk production"),
     )
     fees_wording = "MTurk fees included"
+    answer_noun = "assignments"
     deployment_setting = "MTURK_ENVIRONMENT"
     frame_origins = ("https://workersandbox.mturk.com", "https://worker.mturk.com")
     # externalSubmit answers with a redirect within MTurk's worker sites.

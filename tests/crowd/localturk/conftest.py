@@ -1,9 +1,6 @@
 """Fixtures for the local MTurk endpoint: a real boto3 client on the live server, and a
 worker that drives the simulator over HTTP the way the simulated crowd will."""
 
-import gc
-import threading
-
 import boto3
 import botocore.config
 import pytest
@@ -37,20 +34,8 @@ def client_for(live_server, *, attempts: int = 3, access_key: str = "AKIDLOCAL")
 
 
 @pytest.fixture(autouse=True)
-def _server_threads_finished():
-    """Let the live server's request threads end with the test that started them: one still
-    serving a kept-alive connection when the session ends would use the test database after
-    it is gone. Connections of failed calls stay referenced from the exception's traceback
-    until collected, hence the gc. Threads other tests left behind are not this test's to wait for."""
-    before = set(threading.enumerate())
-    yield
-    serving = [t for t in threading.enumerate() if t.name.endswith("(process_request_thread)") and t not in before]
-    for thread in serving:
-        thread.join(timeout=0.1)
-    if any(thread.is_alive() for thread in serving):
-        gc.collect()
-        for thread in serving:
-            thread.join(timeout=10)
+def _server_threads_finished(server_threads_joined):
+    """Every test here waits for the live server's threads it started (tests/conftest.py)."""
 
 
 @pytest.fixture

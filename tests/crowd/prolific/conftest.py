@@ -1,9 +1,6 @@
 """Fixtures for Prolific: the real client (crowd.marketplaces.prolific.client) talking to the local endpoint on the
 live server over loopback HTTP, and participants who act over HTTP as Prolific's would."""
 
-import gc
-import threading
-
 import pytest
 import requests
 
@@ -33,20 +30,8 @@ def study_spec(**overrides) -> StudySpec:
 
 
 @pytest.fixture(autouse=True)
-def _own_server_threads_joined():
-    """The live server answers each connection on a thread; one still serving a kept-alive
-    connection when the session ends would touch the test database after it is dropped. Wait
-    for the threads this test started (collecting garbage first if needed: a failed call's
-    connection lives on in its traceback), and leave other tests' threads alone."""
-    before = set(threading.enumerate())
-    yield
-    started = [t for t in threading.enumerate() if t not in before and t.name.endswith("(process_request_thread)")]
-    for thread in started:
-        thread.join(timeout=0.1)
-    if any(thread.is_alive() for thread in started):
-        gc.collect()
-        for thread in started:
-            thread.join(timeout=10)
+def _own_server_threads_joined(server_threads_joined):
+    """Every test here waits for the live server's threads it started (tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import requests
 from django.core.cache import cache
 
 from annotation.batching import comparison_tasks_build
-from annotation.models import Batch, Campaign
+from annotation.models import Batch
 from config.errors import ApplicationError
 from crowd import channels
 from crowd.localprolific import faults
@@ -23,7 +23,7 @@ from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import batch_publish
 from crowd.work.sync import channels_sync
 from ranking.channel_demo import local_prolific_starter
-from tests.crowd.factories import likert_batch
+from tests.crowd.factories import prolific_batch
 from tests.crowd.prolific.conftest import TOKEN
 
 pytestmark = [pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
@@ -33,19 +33,6 @@ pytestmark = [pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
 def _site(local_prolific, settings, waits):
     cache.clear()
     settings.SITE_URL = local_prolific  # the study URL must reach the live server
-
-
-def _prolific_batch(*, propositions=15, tasks_per_session=2, assignments=2, **fields):
-    """A Likert batch of a Prolific campaign paying 0.15 a task (2 tasks in ~2 minutes: 9.00 an hour)."""
-    batch = likert_batch(
-        propositions=propositions,
-        channel=Campaign.Channel.PROLIFIC,
-        tasks_per_session=tasks_per_session,
-        assignments_per_hit=assignments,
-        **{"likert_reward": D("0.15"), **fields},
-    )
-    batch.tasks.update(assignments_needed=assignments)
-    return batch
 
 
 def _participant(name: str) -> Participant:
@@ -68,7 +55,7 @@ def _client():
 
 
 def test_publishing_a_batch_creates_and_publishes_one_study(local_prolific):
-    batch = _prolific_batch()  # 3 tasks × 2 answers, 2 per session: 3 places
+    batch = prolific_batch()  # 3 tasks × 2 answers, 2 per session: 3 places
 
     batch_publish(batch_id=batch.pk)
     batch_publish(batch_id=batch.pk)
@@ -89,7 +76,7 @@ def test_publishing_a_batch_creates_and_publishes_one_study(local_prolific):
 def test_the_campaigns_filters_go_with_every_study(local_prolific):
     from crowd.localprolific.models import Study as RemoteStudy
 
-    batch = _prolific_batch()
+    batch = prolific_batch()
     filters = [
         {"filter_id": "approval_rate", "selected_range": {"lower": 95, "upper": 100}},
         {"filter_id": "fluent-languages", "selected_values": ["19"]},
@@ -103,7 +90,7 @@ def test_the_campaigns_filters_go_with_every_study(local_prolific):
 
 
 def test_likert_and_ordering_studies_carry_their_own_name_and_description(local_prolific, settings):
-    likert = _prolific_batch(propositions=5, comparison_reward=D("0.15"))
+    likert = prolific_batch(propositions=5, comparison_reward=D("0.15"))
     ids = list(likert.topic.propositions.values_list("pk", flat=True))
     ordering = comparison_tasks_build(topic=likert.topic, groups=[ids], number=1)
     batch_publish(batch_id=likert.pk)
@@ -124,7 +111,7 @@ def test_likert_and_ordering_studies_carry_their_own_name_and_description(local_
 
 
 def test_a_crash_between_study_creation_and_publication_is_picked_up(local_prolific, monkeypatch):
-    batch = _prolific_batch()
+    batch = prolific_batch()
     from crowd.marketplaces.prolific.client import ProlificClient
 
     real_publish = ProlificClient.study_publish
@@ -144,7 +131,7 @@ def test_a_crash_between_study_creation_and_publication_is_picked_up(local_proli
 
 
 def test_pay_below_prolifics_minimum_is_refused_before_anything_is_written(local_prolific):
-    batch = _prolific_batch(likert_reward=D("0.05"))
+    batch = prolific_batch(likert_reward=D("0.05"))
 
     with pytest.raises(ApplicationError, match=r"Prolific's minimum is 8\.00 an hour") as refused:
         batch_publish(batch_id=batch.pk)
@@ -154,7 +141,7 @@ def test_pay_below_prolifics_minimum_is_refused_before_anything_is_written(local
 
 
 def test_the_budget_cap_counts_prolifics_fee(local_prolific):
-    batch = _prolific_batch(budget_cap=D("1.28"))  # the study costs 3 × 0.43 = 1.29 with the fee
+    batch = prolific_batch(budget_cap=D("1.28"))  # the study costs 3 × 0.43 = 1.29 with the fee
 
     with pytest.raises(BudgetExceeded, match=r"costs \$1.29 with Prolific fees"):
         batch_publish(batch_id=batch.pk)
@@ -163,7 +150,7 @@ def test_the_budget_cap_counts_prolifics_fee(local_prolific):
 
 
 def test_a_throttled_study_creation_is_retried(local_prolific, waits):
-    batch = _prolific_batch()
+    batch = prolific_batch()
     faults.inject(throttle=3)  # the first meets publishing's quick reachability check, which lets it pass
 
     batch_publish(batch_id=batch.pk)
@@ -172,7 +159,7 @@ def test_a_throttled_study_creation_is_retried(local_prolific, waits):
 
 
 def test_a_session_ends_on_prolifics_completion_page_and_is_approved_after_review(local_prolific):
-    batch = _prolific_batch()
+    batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
     study = Study.objects.get(batch=batch)
     ann = _participant("ANN0000000000000000000001")
@@ -198,7 +185,7 @@ def test_a_session_ends_on_prolifics_completion_page_and_is_approved_after_revie
 
 
 def test_the_completion_code_appears_only_after_the_last_task(local_prolific):
-    batch = _prolific_batch(tasks_per_session=3)
+    batch = prolific_batch(tasks_per_session=3)
     batch_publish(batch_id=batch.pk)
     study = Study.objects.get(batch=batch)
     bob = _participant("BOB0000000000000000000001")
@@ -221,7 +208,7 @@ def test_the_completion_code_appears_only_after_the_last_task(local_prolific):
 
 
 def test_a_session_whose_answers_are_all_rejected_is_rejected_at_prolific_with_the_reason(local_prolific):
-    batch = _prolific_batch()
+    batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
     study = Study.objects.get(batch=batch)
     _take_study(local_prolific, _participant("EVE0000000000000000000001"), study.study_id)
@@ -238,7 +225,7 @@ def test_a_session_whose_answers_are_all_rejected_is_rejected_at_prolific_with_t
 
 
 def test_a_bonus_is_paid_through_prolific(local_prolific):
-    batch = _prolific_batch()
+    batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
     study = Study.objects.get(batch=batch)
     _take_study(local_prolific, _participant("ANN0000000000000000000001"), study.study_id)
@@ -255,7 +242,7 @@ def test_a_bonus_is_paid_through_prolific(local_prolific):
 
 
 def test_a_returned_submission_frees_the_task_in_hand(local_prolific):
-    batch = _prolific_batch()
+    batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
     study = Study.objects.get(batch=batch)
     cyd = _participant("CYD0000000000000000000001")

@@ -10,7 +10,6 @@ import pytest
 import requests
 from django.core.cache import cache
 
-from annotation.models import Campaign
 from crowd.models import Assignment, LedgerEntry, Study
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.simulation.hits import DILIGENT, Judge, SimulatedWorker
@@ -20,7 +19,7 @@ from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish
 from crowd.work.sync import channels_sync
 from ranking.channel_demo import local_prolific_starter
-from tests.crowd.factories import likert_batch
+from tests.crowd.factories import prolific_batch
 
 pytestmark = [pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
 
@@ -58,14 +57,7 @@ def test_a_study_is_booked_per_submission_as_the_local_endpoint_charges(local_pr
     """Three places of two tasks at 0.15: 0.30 a submission, 0.43 with the 42.8 % fee. One
     session approved, one rejected, one place never taken; the study completes when its
     batch ends."""
-    batch = likert_batch(
-        propositions=15,
-        channel=Campaign.Channel.PROLIFIC,
-        tasks_per_session=2,
-        assignments_per_hit=2,
-        likert_reward=D("0.15"),
-    )
-    batch.tasks.update(assignments_needed=2)
+    batch = prolific_batch()
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
     study = Study.objects.get(batch=batch)

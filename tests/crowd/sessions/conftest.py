@@ -6,7 +6,7 @@ from django.core.cache import cache
 from annotation.models import Campaign
 from crowd.sessions import links
 from crowd.work.publishing import batch_publish
-from tests.crowd.factories import likert_batch
+from tests.crowd.factories import session_batch
 
 
 @pytest.fixture(autouse=True)
@@ -16,14 +16,13 @@ def _fresh_cache():
 
 def links_batch(*, propositions: int = 25, tasks_per_session: int = 3, assignments: int = 2, **fields):
     """A published Likert batch of a links campaign: `propositions / 5` tasks."""
-    batch = likert_batch(
+    batch = session_batch(
+        Campaign.Channel.LINKS,
         propositions=propositions,
-        channel=Campaign.Channel.LINKS,
         tasks_per_session=tasks_per_session,
-        assignments_per_hit=assignments,
+        assignments=assignments,
         **fields,
     )
-    batch.tasks.update(assignments_needed=assignments)
     batch_publish(batch_id=batch.pk)
     batch.refresh_from_db()
     return batch

@@ -8,23 +8,6 @@ from annotation.models import Campaign
 from crowd.models import ParticipantLink
 from crowd.sessions import holds
 from tests.annotation.test_campaigns import published
-from tests.factories import CampaignFactory
-
-
-@pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user("ada", password="pw-for-tests-only")
-
-
-@pytest.fixture
-def owner_client(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
-def campaign(owner):
-    return CampaignFactory(slug="loans", owner=owner)
 
 
 def _messages(response):

@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -116,3 +117,113 @@ def test_a_consent_text_added_later_is_asked_before_the_next_task(client, db):
     page = client.get(session_url)
 
     assert "Before you start" in page.content.decode() and TaskHold.objects.count() == 1
+
+
+# ---- Which text was agreed to: a changed text is asked again ------------------------------------
+
+CHANGED = CONSENT + "\n\nNew: your answers are kept for ten years."
+
+
+def _working(client, link) -> str:
+    """A participant who agreed and holds their first task; their session's address."""
+    session_url = _start(client, link)
+    _consent(client, session_url, agree="yes")
+    assert IFRAME.search(client.get(session_url).content.decode())
+    return session_url
+
+
+def _text_changed(campaign_id: int, text: str = CHANGED) -> None:
+    Campaign.objects.filter(pk=campaign_id).update(consent_text=text)
+
+
+def test_the_session_records_the_version_of_the_text_it_agreed_to(client, consent_link):
+    _working(client, consent_link)
+
+    session = WorkSession.objects.get()
+    assert session.consent_digest == holds.consent_digest(CONSENT) and len(session.consent_digest) == 64
+    # The version is the text as read: line endings and surrounding white space do not count.
+    assert holds.consent_digest(f"  {CONSENT.replace(chr(10), chr(13) + chr(10))}\n") == session.consent_digest
+    assert holds.consent_digest("   ") == "" and holds.consent_digest(CHANGED) != session.consent_digest
+
+
+def test_a_text_changed_after_agreeing_is_asked_again_before_the_next_task(client, consent_link):
+    session_url = _working(client, consent_link)
+    first = WorkSession.objects.get().consented_at
+    _text_changed(consent_link.campaign_id)
+    TaskHold.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # the task in hand ran out
+
+    page = client.get(session_url)
+
+    html = page.content.decode()
+    assert "has changed since you agreed to it" in html and "kept for ten years" in html
+    assert not IFRAME.search(html) and TaskHold.objects.count() == 1  # no new task
+    with pytest.raises(holds.ConsentRequired):
+        holds.hold_next(WorkSession.objects.get())
+
+    agreed = _consent(client, session_url, agree="yes")
+
+    session = WorkSession.objects.get()
+    assert agreed.status_code == 302 and session.consent_digest == holds.consent_digest(CHANGED)
+    assert session.consented_at > first
+    assert IFRAME.search(client.get(session_url).content.decode()) and TaskHold.objects.count() == 2
+
+
+def test_an_agreement_to_a_text_changed_while_the_page_was_open_is_not_recorded(client, consent_link):
+    session_url = _start(client, consent_link)
+    form = forms_parse(client.get(session_url).content.decode())["form-0"]
+    assert dict(form.hidden)["consent"] == holds.consent_digest(CONSENT)
+    _text_changed(consent_link.campaign_id)
+
+    stale = client.post(form.action, {**dict(form.hidden), "agree": "yes"})
+
+    assert stale.status_code == 400 and "changed while this page was open" in stale.content.decode()
+    assert "kept for ten years" in stale.content.decode()  # the page shows the new text
+    session = WorkSession.objects.get()
+    assert session.consented_at is None and session.consent_digest == "" and not TaskHold.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "forged",
+    ["", "0" * 64, "not-a-digest", "<script>alert(1)</script>", "x" * 10_000],
+    ids=["missing", "zeros", "junk", "markup", "huge"],
+)
+def test_a_forged_version_records_no_agreement(client, consent_link, forged):
+    session_url = _start(client, consent_link)
+    key = session_url.rstrip("/").split("/")[-1]
+
+    response = client.post(f"/s/{key}/consent/", {"agree": "yes", "consent": forged})
+
+    assert response.status_code == 400 and "<script>alert(1)</script>" not in response.content.decode()
+    session = WorkSession.objects.get()
+    assert session.consented_at is None and session.consent_digest == "" and not TaskHold.objects.exists()
+
+
+def test_a_forged_session_key_agrees_to_nothing(client, consent_link):
+    _start(client, consent_link)
+    digest = holds.consent_digest(CONSENT)
+
+    response = client.post("/s/00000000-0000-4000-8000-000000000000/consent/", {"agree": "yes", "consent": digest})
+
+    assert response.status_code == 404
+    assert WorkSession.objects.get().consent_digest == ""
+
+
+def test_the_participants_table_shows_which_version_each_participant_agreed_to(client, consent_link, django_user_model):
+    _working(client, consent_link)
+    campaign = consent_link.campaign
+    late = links.link_create(campaign=campaign, label="Late")
+    _text_changed(campaign.pk)
+    _working(Client(), late)
+    campaign.refresh_from_db()
+
+    rows = {row.participant: row for row in links.participants(campaign=campaign)}
+    owner = django_user_model.objects.create_user("owner-of-consent")
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    researcher = Client()
+    researcher.force_login(owner)
+    page = researcher.get(f"/campaigns/{campaign.slug}/channel/").content.decode()
+
+    assert rows["Ada"].consent_version == holds.consent_digest(CONSENT)[:12] and not rows["Ada"].consent_current
+    assert rows["Late"].consent_version == holds.consent_digest(CHANGED)[:12] and rows["Late"].consent_current
+    assert f"text {rows['Ada'].consent_version}, an earlier one: asked again before their next task" in page
+    assert f"text {rows['Late'].consent_version}, the current one" in page

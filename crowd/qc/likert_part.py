@@ -1,0 +1,206 @@
+"""The Likert part of a campaign's quality control, kept between passes while the Likert
+labels do not change.
+
+Rules 1 and 2 of the exclusion (traps, leave-one-out r: `crowd.quality.likert_exclusion_reasons`),
+every worker's Likert figures (labels, shared items, r, traps seen and failed in all and per
+kind, median seconds per Likert HIT, the Likert speeder flag) and what each scope's statistics
+take from the labels (`crowd.qc.statistics.ScopeLikert`) are functions of four inputs alone:
+the campaign's counted Likert labels, its traps, the times of its counted Likert HITs and the
+QC settings. `likert_part_compute` computes them from the labels; the job stores the result
+with a watermark of those inputs (`likert_watermark`: two aggregate queries, the traps and the
+settings, no label read) and on the next pass uses the stored part as it is when the
+watermark is the same (`likert_part_stored`). In the comparison rounds, when Likert labels no
+longer arrive, a pass then reads only the votes.
+
+Why the result is the full computation's: the stored part is what the full computation
+computes from the same inputs (floats are stored in JSON by their shortest repr, which reads
+back as the same float), and the vote rules (3 and 4) read of it only who rules 1 and 2
+excluded, which is stored with the reasons, in their order.
+"""
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from operator import itemgetter
+
+from annotation.models import Batch, Campaign, Proposition
+from crowd.models import QualityStatistics
+from crowd.qc.counted import CountedLikert, likert_sums
+from crowd.qc.statistics import ScopeLikert, likert_scopes
+from crowd.quality import TrapStats, leave_one_out_details, likert_exclusion_reasons, time_report, trap_report
+
+# Bump when what the Likert part holds or how it is computed changes: every campaign's is recomputed.
+LIKERT_PART_VERSION = "1"
+TRAP_FAIL_AT = 3  # a trap rated "moderately important" (3) or higher is failed
+LOO_FLOOR = 0.5  # leave-one-out r at or above this never excludes a worker
+SPEEDER_FRACTION = 1 / 3  # a worker's median time per HIT below this share of the campaign's
+SPEEDER_MIN_HITS = 3  # over at least this many HITs of the kind
+
+
+@dataclass(frozen=True)
+class WorkerLikert:
+    """One worker's Likert figures."""
+
+    labels: int = 0  # non-trap and trap labels
+    items: int = 0  # items shared with another worker
+    loo_r: float | None = None
+    traps: tuple[int, int] = (0, 0)  # (seen, failed)
+    obvious: tuple[int, int] = (0, 0)
+    subtle: tuple[int, int] = (0, 0)
+    seconds: float | None = None  # median per Likert HIT
+    speeder: bool = False  # on Likert HITs
+
+
+NO_LIKERT = WorkerLikert()
+
+
+@dataclass(frozen=True)
+class LikertPart:
+    """What quality control computes from the Likert labels, and the watermark of its inputs."""
+
+    watermark: str
+    workers: dict[int, WorkerLikert]  # every worker with a counted label or a timed Likert HIT
+    reasons: dict[int, str]  # rules 1 and 2, in the order chosen
+    seconds_per_hit: tuple[float, int] | None  # (median, HITs) over every timed Likert HIT
+    scopes: dict[int | None, ScopeLikert]  # the campaign (None) and each labelled topic
+    unlabelled: ScopeLikert  # a topic without labels
+
+    def as_json(self) -> dict:
+        return {
+            "watermark": self.watermark,
+            "workers": [[worker, *_worker_row(figures)] for worker, figures in self.workers.items()],
+            "reasons": list(self.reasons.items()),
+            "seconds_per_hit": self.seconds_per_hit,
+            "scopes": [[topic, *_scope_row(scope)] for topic, scope in self.scopes.items()],
+            "unlabelled": _scope_row(self.unlabelled),
+        }
+
+    @classmethod
+    def from_json(cls, stored: dict) -> "LikertPart":
+        seconds = stored["seconds_per_hit"]
+        return cls(
+            watermark=stored["watermark"],
+            workers={row[0]: _worker_read(row[1:]) for row in stored["workers"]},
+            reasons=dict(stored["reasons"]),
+            seconds_per_hit=None if seconds is None else (seconds[0], seconds[1]),
+            scopes={row[0]: _scope_read(row[1:]) for row in stored["scopes"]},
+            unlabelled=_scope_read(stored["unlabelled"]),
+        )
+
+
+def likert_watermark(campaign: Campaign, traps: dict[int, str]) -> str:
+    """Of every input of the Likert part: the counted labels and Likert HITs as the database
+    sums them up (crowd.qc.counted.likert_sums), the traps, the settings and rules."""
+    inputs = [
+        LIKERT_PART_VERSION,
+        likert_sums(campaign_id=campaign.pk),
+        sorted(traps.items()),
+        [campaign.qc_max_label_share, campaign.qc_min_items, campaign.qc_min_traps],
+        [TRAP_FAIL_AT, LOO_FLOOR, SPEEDER_FRACTION, SPEEDER_MIN_HITS],
+    ]
+    return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
+
+
+def likert_part_compute(campaign: Campaign, likert: CountedLikert, watermark: str) -> LikertPart:
+    """The Likert part from the counted Likert labels (the full computation)."""
+    reasons = likert_exclusion_reasons(
+        likert.ratings + likert.trap_labels,
+        likert.traps,
+        campaign.qc_max_label_share,
+        campaign.qc_min_items,
+        fail_at=TRAP_FAIL_AT,
+        max_r=LOO_FLOOR,
+        min_traps=campaign.qc_min_traps,
+    )
+    correlations = leave_one_out_details(likert.ratings)
+    trap_figures = trap_report(likert.trap_labels, likert.traps, fail_at=TRAP_FAIL_AT)  # only trap labels count
+    obvious, subtle = (
+        trap_figures.worker_kinds.get(kind, {}) for kind in (Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE)
+    )
+    times = time_report(likert.times, fraction=SPEEDER_FRACTION, min_hits=SPEEDER_MIN_HITS)
+    labels = Counter(map(itemgetter(0), likert.ratings)) + Counter(map(itemgetter(0), likert.trap_labels))
+    timed = {worker for worker, _kind, _seconds in likert.times}
+    no_traps = TrapStats(0, 0)
+    workers = {}
+    for worker in sorted(set(labels) | timed):
+        correlation = correlations.get(worker)
+        trap = trap_figures.workers.get(worker, no_traps)
+        seconds = times.workers.get(worker, {}).get(Batch.Kind.LIKERT)
+        workers[worker] = WorkerLikert(
+            labels=labels[worker],
+            items=correlation.items if correlation else 0,
+            loo_r=correlation.r if correlation else None,
+            traps=(trap.seen, trap.failed),
+            obvious=_stats(obvious.get(worker, no_traps)),
+            subtle=_stats(subtle.get(worker, no_traps)),
+            seconds=seconds.median if seconds else None,
+            speeder=worker in times.speeders,
+        )
+    kind = times.kinds.get(Batch.Kind.LIKERT)
+    scopes, unlabelled = likert_scopes(likert)
+    return LikertPart(
+        watermark=watermark,
+        workers=workers,
+        reasons=reasons,
+        seconds_per_hit=(kind.median, kind.hits) if kind else None,
+        scopes=scopes,
+        unlabelled=unlabelled,
+    )
+
+
+def likert_part_stored(campaign_id: int, watermark: str) -> LikertPart | None:
+    """The stored Likert part if its watermark is `watermark`; else None."""
+    stored = (
+        QualityStatistics.objects.filter(campaign_id=campaign_id, topic__isnull=True)
+        .values_list("likert_part", flat=True)
+        .first()
+    )
+    if not stored or stored.get("watermark") != watermark:
+        return None
+    return LikertPart.from_json(stored)
+
+
+def likert_part_store(campaign_id: int, part: LikertPart) -> None:
+    """Store the part on the campaign's statistics row (written by the statistics first)."""
+    QualityStatistics.objects.filter(campaign_id=campaign_id, topic__isnull=True).update(likert_part=part.as_json())
+
+
+def _stats(stats: TrapStats) -> tuple[int, int]:
+    return (stats.seen, stats.failed)
+
+
+def _worker_row(figures: WorkerLikert) -> list:
+    return [
+        figures.labels,
+        figures.items,
+        figures.loo_r,
+        *figures.traps,
+        *figures.obvious,
+        *figures.subtle,
+        figures.seconds,
+        figures.speeder,
+    ]
+
+
+def _worker_read(row: list) -> WorkerLikert:
+    labels, items, loo_r, seen, failed, obvious_seen, obvious_failed, subtle_seen, subtle_failed, seconds, speeder = row
+    return WorkerLikert(
+        labels,
+        items,
+        loo_r,
+        (seen, failed),
+        (obvious_seen, obvious_failed),
+        (subtle_seen, subtle_failed),
+        seconds,
+        speeder,
+    )
+
+
+def _scope_row(scope: ScopeLikert) -> list:
+    return [scope.labels, list(scope.raters.items()), scope.rating_raters, scope.ratings_digest, scope.trap_means]
+
+
+def _scope_read(row: list) -> ScopeLikert:
+    labels, raters, rating_raters, digest, trap_means = row
+    return ScopeLikert(labels, dict(map(tuple, raters)), rating_raters, digest, trap_means)

@@ -1,0 +1,140 @@
+"""The incremental QC job (crowd.qc.likert_part, crowd.qc.worker_quality): a refresh that
+keeps the Likert part stores what a recomputation from every label stores, as votes and
+labels arrive, a label stops counting and an admin overrides; and a pass with no new Likert
+label reads none."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from crowd.models import Assignment, QualityStatistics, WorkerDecision, WorkerQuality
+from crowd.qc.worker_quality import (
+    COMPUTED_FIELDS,
+    campaign_quality_recompute,
+    campaign_quality_refresh,
+    worker_quality_override,
+)
+from tests.crowd.quality_data import TRAPS, TRUTH, LabelBuilder, small_crowd_labels
+from tests.factories import CampaignFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+BEST_FIRST = sorted(TRUTH, key=TRUTH.get, reverse=True)[:5]  # five items, most important first
+
+
+@pytest.fixture
+def campaign():
+    """Topic "loans": the small crowd (rev and careless excluded under a 30 % cap); topic
+    "bees": three workers who agree on every item; topic "empty": no labels."""
+    campaign = CampaignFactory(qc_max_label_share=0.3)
+    loans = LabelBuilder(TopicFactory(campaign=campaign, key="loans"))
+    loans.likert(small_crowd_labels(), TRAPS)
+    bees = LabelBuilder(TopicFactory(campaign=campaign, key="bees"))
+    bees.likert([(f"b{k}", f"bee-{item}", t) for k in range(3) for item, t in TRUTH.items()])
+    TopicFactory(campaign=campaign, key="empty")
+    campaign.builders = {"loans": loans, "bees": bees}
+    return campaign
+
+
+def stored(campaign) -> tuple[list, dict]:
+    """Every computed figure the job stores, but the time it ran."""
+    fields = [name for name in COMPUTED_FIELDS if name != "computed_at"]
+    workers = list(
+        WorkerQuality.objects.filter(campaign=campaign).order_by("worker_id").values_list("worker_id", *fields)
+    )
+    statistics = {
+        row.topic_id: (row.figures, row.workers, row.inputs_digest)
+        for row in QualityStatistics.objects.filter(campaign=campaign)
+    }
+    return workers, statistics
+
+
+def refresh_equals_recompute(campaign) -> set[int]:
+    """Refresh, then recompute from every label: same excluded workers, same rows, same
+    statistics, and no decision recorded by the recomputation."""
+    excluded = campaign_quality_refresh(campaign_id=campaign.pk)
+    incremental, decisions = stored(campaign), WorkerDecision.objects.filter(campaign=campaign).count()
+    assert campaign_quality_recompute(campaign_id=campaign.pk) == excluded
+    assert stored(campaign) == incremental
+    assert WorkerDecision.objects.filter(campaign=campaign).count() == decisions
+    return excluded
+
+
+def label_reads(queries: CaptureQueriesContext) -> list[str]:
+    """The statements that read Likert labels row by row (the watermark only sums them up)."""
+    return [
+        query["sql"]
+        for query in queries.captured_queries
+        if 'FROM "crowd_likertlabel"' in query["sql"] and not query["sql"].startswith("SELECT COUNT(")
+    ]
+
+
+def ids(campaign, *names) -> set[int]:
+    workers = campaign.builders["loans"].workers | campaign.builders["bees"].workers
+    return {workers[name].pk for name in names}
+
+
+def test_the_incremental_refresh_stores_what_a_recomputation_stores(campaign):
+    loans, bees = campaign.builders["loans"], campaign.builders["bees"]
+    assert refresh_equals_recompute(campaign) == ids(campaign, "rev", "careless")
+
+    # Votes arrive: g5, who rated Likert items, orders them against everyone else and is
+    # excluded by agreement, so the costly statistics of its topics are recomputed.
+    for worker in ("g1", "g2", "g3", "g4"):
+        for _ in range(3):
+            loans.ordering(worker, BEST_FIRST)
+    for _ in range(3):
+        loans.ordering("g5", BEST_FIRST[::-1])
+    assert refresh_equals_recompute(campaign) == ids(campaign, "rev", "careless", "g5")
+
+    # More votes that move no exclusion; then new Likert labels in another topic.
+    for _ in range(3):
+        loans.ordering("v1", BEST_FIRST)
+    assert refresh_equals_recompute(campaign) == ids(campaign, "rev", "careless", "g5")
+    bees.likert([("b9", f"bee-{item}", 6 - t) for item, t in TRUTH.items()])
+    refresh_equals_recompute(campaign)
+    assert WorkerQuality.objects.get(worker=bees.workers["b9"]).labels == 10
+
+    # A label stops counting: rev's assignments are rejected, so rev no longer counts.
+    Assignment.objects.filter(worker=loans.workers["rev"]).update(status=Assignment.Status.REJECTED)
+    excluded = refresh_equals_recompute(campaign)
+    assert loans.workers["rev"].pk not in excluded
+    assert WorkerQuality.objects.get(worker=loans.workers["rev"]).labels == 0
+
+    # An admin's override takes effect on the next refresh, whichever way it goes.
+    for name, status in (("g1", "excluded"), ("careless", "ok")):
+        worker_quality_override(
+            campaign_id=campaign.pk, worker_id=ids(campaign, name).pop(), status=status, reason="By hand.", user=None
+        )
+    excluded = refresh_equals_recompute(campaign)
+    assert ids(campaign, "g1") <= excluded and not ids(campaign, "careless") & excluded
+    loans_figures = QualityStatistics.objects.get(campaign=campaign, topic=loans.topic).figures
+    assert loans_figures["excluded_labels"] == 24  # g1's 12 and g5's 12; rev's count no longer
+
+
+def test_a_pass_without_new_likert_labels_reads_none(campaign):
+    loans = campaign.builders["loans"]
+    with CaptureQueriesContext(connection) as first:
+        campaign_quality_refresh(campaign_id=campaign.pk)
+    assert len(label_reads(first)) == 1
+    for worker in ("g1", "g2", "g3", "v1"):
+        for _ in range(3):
+            loans.ordering(worker, BEST_FIRST)
+
+    with CaptureQueriesContext(connection) as comparison_pass:
+        excluded = campaign_quality_refresh(campaign_id=campaign.pk)
+
+    assert label_reads(comparison_pass) == []
+    assert len(comparison_pass) < len(first)
+    assert excluded == ids(campaign, "rev", "careless")
+    v1 = WorkerQuality.objects.get(worker=loans.workers["v1"])
+    assert (v1.votes, v1.comparison_agreement, v1.labels) == (30, 1.0, 0)
+    g1 = WorkerQuality.objects.get(worker=loans.workers["g1"])
+    assert (g1.labels, g1.loo_r, g1.votes) == (12, pytest.approx(1.0), 30)
+
+    # A new label is seen at once, by the watermark, without a label read to find it.
+    loans.likert([("g1", "i0", 1)])
+    with CaptureQueriesContext(connection) as likert_pass:
+        campaign_quality_refresh(campaign_id=campaign.pk)
+    assert len(label_reads(likert_pass)) == 1
+    assert WorkerQuality.objects.get(worker=loans.workers["g1"]).labels == 13
