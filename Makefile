@@ -48,16 +48,24 @@ lint: venv
 	$(LINT_ENV) $(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-## make test: lint, then services on loopback (PostgreSQL, Redis), Chromium, nginx and the whole suite.
+## make test: lint, then services on loopback (PostgreSQL, Redis), Chromium, nginx and the whole
+## suite but the tests marked `slow` (whole demos on the closed or paid channels, the load
+## run: `make bench` runs them), in TEST_RUNNERS pytest-xdist runners (at most 2: each has its
+## own test database and Redis databases; TEST_RUNNERS=0 runs in one process).
+TEST_RUNNERS ?= 2
+
 test: venv lint
 	$(PY) -m tests.services ensure
-	$(PY) -m tests.services run -- $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m tests.services run -- $(PY) -m pytest -n $(TEST_RUNNERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 ## make test-fast: the suite on SQLite, without starting services (for quick iteration).
 test-fast: venv
 	$(PY) -m pytest -m "not browser and not e2e" $(PYTEST_ARGS)
 
+## make bench: the tests marked `slow`, then every benchmark (each prints ours beside its baseline
+## and ends with one JSON line).
 bench: venv
+	$(PY) -m tests.services run -- $(PY) -m pytest -m slow $(PYTEST_ARGS)
 	$(PY) -m tests.services run -- sh -c 'for b in benchmarks/*_bench.py benchmarks/load/run.py; do $(PY) $$b $$( [ $$b = benchmarks/load/run.py ] && echo --repeat 3 ) || exit 1; done'
 
 clean:

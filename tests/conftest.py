@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from tests.factories import CampaignFactory
-from tests.services import free_port
+from tests.services import REDIS_DATABASES_PER_RUNNER, free_port, redis_database
 
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -27,6 +27,26 @@ def require_service(variable: str, what: str) -> str:
 def pytest_sessionstart(session):
     if CI and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         raise pytest.UsageError("CI=true needs PostgreSQL: run the suite through `make test`.")
+
+
+def pytest_configure(config):
+    """Tests sign in hundreds of researchers: Django's default PBKDF2 takes half a second a
+    password on a 2-core machine, MD5 none (Django's advice for test runs). The deployment
+    tests (tests/attacks/test_production.py) run their own settings and keep the default.
+
+    Under pytest-xdist (`make test` runs two runners) each runner has its own test database
+    (pytest-django's suffix) and its own Redis databases, so that Celery workers, queues and
+    rate-limit counters of one runner's tests never meet the other's."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    runner = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if runner.startswith("gw") and os.environ.get("SALIENCE_TEST_REDIS_URL"):
+        if int(runner[2:]) >= 16 // REDIS_DATABASES_PER_RUNNER:
+            raise pytest.UsageError(f"At most {16 // REDIS_DATABASES_PER_RUNNER} runners share one Redis (-n 2).")
+        os.environ["SALIENCE_TEST_REDIS_URL"] = redis_database(
+            os.environ["SALIENCE_TEST_REDIS_URL"], REDIS_DATABASES_PER_RUNNER * int(runner[2:])
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -199,6 +199,17 @@ def fresh_database(server_url: str, name: str) -> str:
     return f"{base}/{name}"
 
 
+REDIS_DATABASES_PER_RUNNER = 8  # each pytest-xdist runner has databases 8·n … 8·n+7 of the one Redis
+
+
+def redis_database(url: str, number: int) -> str:
+    """`url` moved `number` databases up: database 0 of a runner is its broker, 5 its counters."""
+    base, _, database = url.rstrip("/").rpartition("/")
+    if not database.isdigit():  # redis://host:port without a database
+        base, database = url.rstrip("/"), "0"
+    return f"{base}/{int(database) + number}"
+
+
 def redis_options(port: int, workdir: Path) -> list[str]:
     """redis-server's options for a throw-away server: loopback only, nothing kept, files in workdir."""
     return ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)]

@@ -65,6 +65,7 @@ def test_audit_reports_a_retried_duplicate_that_was_stored_anew():
     assert _failed(checks) == {"duplicate POSTs stored nothing new"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     _postgres_bindir() is None and not os.environ.get("DATABASE_URL", "").startswith("postgres"),
     reason="needs PostgreSQL (python -m tests.services ensure)",

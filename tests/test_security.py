@@ -15,7 +15,7 @@ from annotation.hit_page.tokens import submit_token_digest, submit_token_make
 from config.security import WINDOW_SECONDS
 from crowd.models import Assignment
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory
-from tests.services import free_port
+from tests.services import free_port, redis_database
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,7 +103,7 @@ def test_an_address_over_the_limit_gets_429(settings, task):
 @pytest.fixture
 def redis_counters(settings, redis_url):
     """The rate-limit counters in a real Redis (its database 5, emptied), as with CACHE_URL=redis://…"""
-    url = redis_url.rsplit("/", 1)[0] + "/5"
+    url = redis_database(redis_url, 5)
     server = redis.Redis.from_url(url)
     server.flushdb()
     settings.CACHES = {

@@ -29,7 +29,7 @@ from django.db import connection
 
 from config import security
 from tests.conftest import CI
-from tests.services import _stop, _wait_for_port, free_port, nginx_binary
+from tests.services import _stop, _wait_for_port, free_port, nginx_binary, redis_database
 from tests.test_security import _production_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -288,7 +288,7 @@ def _wait_until_serving(site: Production) -> None:
 def _cache_url(redis_url: str) -> str:
     """A Redis database of the deployment's own for the limits' counters, emptied first: no
     count of another test's floods carries over."""
-    url = redis_url.rsplit("/", 1)[0] + "/5" if redis_url.count("/") > 2 else redis_url.rstrip("/") + "/5"
+    url = redis_database(redis_url, 5)
     redis.Redis.from_url(url).flushdb()
     return url
 

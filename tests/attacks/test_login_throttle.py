@@ -17,7 +17,7 @@ from django.core.cache import caches
 from django.test import Client
 
 from config import login_throttle
-from tests.services import free_port
+from tests.services import free_port, redis_database
 
 pytestmark = [pytest.mark.attacks, pytest.mark.rate_limits, pytest.mark.django_db]
 
@@ -160,7 +160,7 @@ def test_with_the_cache_down_logins_fail_open(limits, researcher, settings):
 
 
 def test_with_redis_the_counts_are_shared_and_expire(limits, researcher, clock, settings, redis_url):
-    url = redis_url.rsplit("/", 1)[0] + "/5"
+    url = redis_database(redis_url, 5)
     server = redis.Redis.from_url(url)
     server.flushdb()
     settings.CACHES = {

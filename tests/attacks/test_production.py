@@ -18,6 +18,7 @@ import pytest
 import redis
 import requests
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import PBKDF2PasswordHasher, make_password
 from django.contrib.auth.models import Permission
 from django.db import connection
 from django.urls import reverse
@@ -85,7 +86,11 @@ def deploy(_shared, live_server, redis_url, settings):
 
 
 def _owner(username: str = "owner", *, staff: bool = False):
-    user = get_user_model().objects.create_user(username, password="a long passphrase 7", is_staff=staff)
+    """A researcher whose password the deployment can check: hashed with production's default
+    hasher, not the suite's fast one (tests/conftest.py)."""
+    user = get_user_model()(username=username, is_staff=staff)
+    user.password = make_password("a long passphrase 7", hasher=PBKDF2PasswordHasher())
+    user.save()
     return user
 
 

@@ -57,6 +57,7 @@ def test_the_tryout_link_gives_a_newcomer_a_consent_page_then_three_tasks(client
     )
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.mturk
 def test_quick_demo_ends_with_a_ranking_for_both_topics(transactional_db, settings, capsys):

@@ -54,6 +54,7 @@ def test_quick_demo_on_participant_links(transactional_db, capsys):
     assert WorkSession.objects.filter(link__isnull=False, status="finished").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.prolific
 def test_quick_demo_on_prolific(transactional_db, capsys):
