@@ -171,6 +171,19 @@ def campaign_has_published(campaign: Campaign) -> bool:
     return Task.objects.filter(batch__topic__campaign=campaign, hit__isnull=False).exists()
 
 
+def campaign_import_refusal(campaign: Campaign) -> str:
+    """Why the campaign takes no new propositions ("" when it takes them): a finished campaign's
+    rankings are final, and the loop starts only an active campaign's topics, so new ones
+    would never be rated. For the importer (annotation.importing.importers), which refuses,
+    and the campaign page, which offers its upload form only where an upload would go ahead."""
+    if campaign.status == Campaign.Status.FINISHED:
+        return (
+            f"Campaign {campaign.slug!r} is finished: every topic is done and its ranking is final, so it takes no "
+            "new propositions. To rank more, create a new campaign."
+        )
+    return ""
+
+
 def campaign_changes_check(*, campaign: Campaign, changes: dict) -> None:
     """The one guard on changing a campaign's settings, for every interface: a draft may
     change anything; once it has published, a change to a field of FIXED_AFTER_PUBLISH is

@@ -17,6 +17,22 @@ from config.errors import ApplicationError, Conflict
 DESCRIPTION_MAX_CHARS = 1000  # a sentence or two: it sits above every statement of a HIT
 
 
+def topic_description_refusal(topic: Topic) -> str:
+    """Why a new description of `topic` would be refused ("" when saving it would be accepted):
+    the rule topic_description_set applies, read without a lock, for the pages that offer the
+    form only where saving would go ahead. `topic` comes with `likert_built`
+    (annotation.importing.topics.topics_with_likert_built, as the campaign page's topics do)."""
+    closed = closed_reason(topic)
+    return _fixed_message(topic, closed) if closed else ""
+
+
+def _fixed_message(topic: Topic, closed: str) -> str:
+    return (
+        f"The description of topic {topic.key!r} can no longer change ({closed}): it is what its workers read. "
+        "Import its propositions under a new topic key to ask about it differently."
+    )
+
+
 @transaction.atomic
 def topic_description_set(*, topic_id: int, description: str) -> Topic:
     """Set the description of a topic that has not started its Likert round, under the topic's
@@ -39,11 +55,7 @@ def topic_description_set(*, topic_id: int, description: str) -> Topic:
     (locked,) = locked_topics(topic.campaign, [topic.key])
     closed = closed_reason(locked)
     if closed and text != locked.description:
-        raise Conflict(
-            f"The description of topic {locked.key!r} can no longer change ({closed}): it is what its workers "
-            "read. Import its propositions under a new topic key to ask about it differently.",
-            code="description_fixed",
-        )
+        raise Conflict(_fixed_message(locked, closed), code="description_fixed")
     if text != locked.description:
         locked.description = text
         locked.save(update_fields=["description"])

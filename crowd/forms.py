@@ -54,19 +54,15 @@ class ChannelForm(forms.Form):
         max_value=1_000_000,
         help_text="How many studies they have done on Prolific and had approved. Empty: any.",
     )
+    # Choices with Prolific's ids, set per form from filters.eligibility_choices().
     countries = forms.MultipleChoiceField(
         label="Country of residence",
         required=False,
-        choices=eligibility.COUNTRIES,
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: any country. Others: as custom filters below.",
     )
     first_languages = forms.MultipleChoiceField(
-        label="First language",
-        required=False,
-        choices=eligibility.FIRST_LANGUAGES,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="None ticked: any first language.",
+        label="First language", required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: any."
     )
     prolific_filters = forms.CharField(
         label="Custom filters (JSON)",
@@ -82,10 +78,16 @@ class ChannelForm(forms.Form):
 
     FIELDS = ("approval_rate_min", "previous_submissions_min", "countries", "first_languages")
 
+    def __init__(self, *args: Any, choices: eligibility.Choices, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.choices = choices
+        self.fields["countries"].choices = choices.countries  # type: ignore[attr-defined]
+        self.fields["first_languages"].choices = choices.first_languages  # type: ignore[attr-defined]
+
     @classmethod
-    def initial_for(cls, campaign: Campaign) -> dict[str, Any]:
+    def initial_for(cls, campaign: Campaign, choices: eligibility.Choices) -> dict[str, Any]:
         """The form as the campaign stands: its filters split into the fields and the custom rest."""
-        fields, custom = eligibility.eligibility_split(campaign_prolific_filters(campaign))
+        fields, custom = eligibility.eligibility_split(campaign_prolific_filters(campaign), choices)
         return {
             "channel": campaign.channel,
             "environment": campaign.environment,
@@ -136,20 +138,24 @@ class ChannelForm(forms.Form):
 
 
 class LinksForm(forms.Form):
-    """Personal links, one per line of `labels`, or one open link."""
+    """Personal links, one per line of `labels`, or one open link. The labels are for personal
+    links only: for an open link they are ignored (static/js/links-form.js hides the field
+    then), so text typed before choosing "open" never names it."""
 
     kind = forms.ChoiceField(choices=ParticipantLink.Kind.choices)
     labels = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}),
         required=False,
         max_length=20_000,
-        help_text="Personal links: one line per invited person (a name or an e-mail; only you see it).",
+        help_text="For personal links only: one line per invited person (a name or an e-mail; only you see it). "
+        "An open link takes none.",
     )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        lines = [line.strip() for line in data.get("labels", "").splitlines() if line.strip()]
-        if data.get("kind") == ParticipantLink.Kind.PERSONAL and not lines:
+        personal = data.get("kind") == ParticipantLink.Kind.PERSONAL
+        lines = [line.strip() for line in data.get("labels", "").splitlines() if line.strip()] if personal else []
+        if personal and not lines:
             self.add_error("labels", "Write one line per person to invite.")
         if len(lines) > 500:
             self.add_error("labels", f"{len(lines)} lines: create at most 500 links at a time.")

@@ -15,6 +15,7 @@ from config.errors import ApplicationError
 from config.spreadsheets import SpreadsheetWriter
 from crowd import channels
 from crowd.forms import ChannelForm, LinksForm
+from crowd.marketplaces.prolific.filters import eligibility_choices
 from crowd.models import HIT, ParticipantLink, Study
 from crowd.sessions import links
 
@@ -34,7 +35,9 @@ def campaign_channel(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _channel_page(request, campaign, *, channel_form=None, links_form=None, status=200) -> HttpResponse:
-    channel_form = channel_form or ChannelForm(initial=ChannelForm.initial_for(campaign))
+    if channel_form is None:
+        choices = eligibility_choices()
+        channel_form = ChannelForm(initial=ChannelForm.initial_for(campaign, choices), choices=choices)
     may_edit = user_may_edit(request.user, campaign)
     return render(
         request,
@@ -70,7 +73,7 @@ def _published_on(campaign) -> list[str]:
 @require_POST
 def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(request, slug)
-    form = ChannelForm(request.POST)
+    form = ChannelForm(request.POST, choices=eligibility_choices())
     if not form.is_valid():
         return _channel_page(request, campaign, channel_form=form, status=400)
     try:
@@ -117,13 +120,16 @@ def link_revoke(request: HttpRequest, slug: str, link_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def links_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    """Every link with its address, to mail out: label, kind, URL, revoked. Editors only: a
+    """Every link with its address, to mail out: label, kind, URL, revoked, and the version of the
+    consent text its participants last agreed to (links.link_consent_versions). Editors only: a
     personal link is its participant's identity."""
     campaign = campaign_for_request(request, slug, edit=True)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
     writer = SpreadsheetWriter(response)
-    writer.writerow(["label", "kind", "url", "revoked"])
+    writer.writerow(["label", "kind", "url", "revoked", "consent_version"])
+    versions = links.link_consent_versions(campaign=campaign)
     for link in campaign.participant_links.all():
-        writer.writerow([link.label, link.kind, links.link_url(link), "yes" if link.revoked else ""])
+        revoked = "yes" if link.revoked else ""
+        writer.writerow([link.label, link.kind, links.link_url(link), revoked, versions.get(link.pk, "")])
     return response

@@ -157,7 +157,10 @@ In the folder of topic KEY:
       worker's ordering; untouched: submitted in the order shown; shown_order: that
       order, the worker's own shuffle, ids top first separated by spaces). excluded is True for
       a rejected answer or a worker quality control excludes: kept here, left out of the
-      means and refits. Answers not yet confirmed by their channel are not in it. Text
+      means and refits. Answers not yet confirmed by their channel are not in it.
+      consent_version is the version of the consent text (the start of its SHA-256, as on
+      the Channel page) the participant had agreed to when the task was handed to them;
+      empty without a consent step (MTurk, or a campaign without a consent text). Text
       cells are neutralised as in the ranking CSV, so a worker id may carry a leading '
       that is not part of it.
 

@@ -19,6 +19,7 @@ from annotation.models import Proposition, Topic
 from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
+from crowd.sessions.links import answer_consent_versions
 from ranking.models import PropositionScore
 
 if TYPE_CHECKING:  # for mypy's Django plugin only: the annotations of `ranked_with_ties`
@@ -56,7 +57,9 @@ COMPARISON_COLUMNS = (
     "shown_order",
     "excluded",
 )
-LABEL_COLUMNS = tuple(dict.fromkeys(LIKERT_COLUMNS + COMPARISON_COLUMNS))  # both kinds in one file
+# Of every answer, whatever its kind: after both kinds' columns, so each keeps its place.
+ANSWER_COLUMNS = ("consent_version",)
+LABEL_COLUMNS = tuple(dict.fromkeys(LIKERT_COLUMNS + COMPARISON_COLUMNS + ANSWER_COLUMNS))  # both kinds in one file
 # The concept-map file is in the format of the corpus's evaluation scripts (Falke & Gurevych
 # 2017): `subject<TAB>relation<TAB>object`, one proposition per line, no header, named `.cmap`.
 CONCEPT_MAP_EXTENSION = "cmap"
@@ -174,8 +177,10 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     cost most of its time. Both are reached through the topic's tasks (batch → task →
     assignment → label, each by index), as the pipeline reads them: an answer labels only its
     task's propositions, and asked by the proposition's topic the planner joins every label of
-    the campaign."""
+    the campaign. `consent_version` is the version of the consent text the answer was given
+    under (crowd.sessions.links.answer_consent_versions), empty without one."""
     excluded = excluded_worker_ids(topic.campaign_id)
+    consents = answer_consent_versions(topic=topic)
     kept = confirmed("assignment__") & Q(assignment__task__batch__topic=topic)
     answer = ("worker_id", "worker__external_id", "assignment__assignment_id", "assignment__submitted_at")
     order = ("assignment__submitted_at", "assignment_id", "id")
@@ -195,6 +200,7 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
             "submitted_at": submitted_at.isoformat(),
             "score": score,
             "excluded": worker_id in excluded or status == rejected,
+            "consent_version": consents.get((assignment, worker_id), ""),
         }
     votes = (
         Comparison.objects.filter(kept)
@@ -218,6 +224,7 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
             # The worker's starting order (their own shuffle), top first: ids separated by spaces.
             "shown_order": " ".join(map(str, shown)),
             "excluded": worker_id in excluded or status == rejected,
+            "consent_version": consents.get((assignment, worker_id), ""),
         }
 
 

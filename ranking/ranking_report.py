@@ -1,6 +1,7 @@
 """What the ranking page of a topic shows: one page of the ranked propositions (ranks are
 global), how settled the ranking is (Spearman with the previous TrueSkill refit against the
-comparisons used), and the uncertainty of the top 50 (μ ± σ), as server-side SVG. It reads
+comparisons used), and the uncertainty of the top 50 (μ ± σ), as server-side SVG drawn for
+a desktop's figure and a phone's (crowd.qc.svg.chart_sizes). It reads
 stored scores only, in a fixed number of queries however many propositions the topic has;
 the downloads (ranking.export) hold every row."""
 
@@ -13,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from annotation.models import Proposition, Topic
 from annotation.text import proposition_text
-from crowd.qc.svg import interval_svg, line_svg
+from crowd.qc.svg import WIDE, Box, chart_sizes, interval_svg, line_svg
 from ranking.export import ranked_propositions, ranking_row, ranking_ties
 from ranking.models import RankingSnapshot
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
@@ -49,8 +50,10 @@ def topic_ranking_report(topic: Topic, *, page: str | int | None = None) -> Rank
         page=shown,
         rows=rows,
         latest=snapshots[-1] if snapshots else None,
-        convergence_chart=convergence_svg(snapshots, stop=topic.campaign.stop_spearman),
-        top_chart=top_intervals_svg(top[:TOP_FOR_CONCEPT_MAPS]),
+        convergence_chart=chart_sizes(
+            lambda box: convergence_svg(snapshots, stop=topic.campaign.stop_spearman, box=box)
+        ),
+        top_chart=chart_sizes(lambda box: top_intervals_svg(top[:TOP_FOR_CONCEPT_MAPS], box=box)),
     )
 
 
@@ -66,8 +69,9 @@ def _rows(topic: Topic, ranked: QuerySet[Proposition], ids: list[int], *, first_
     return [{**row, "text": proposition_text(row["subject"], row["relation"], row["object"])} for row in rows]
 
 
-def convergence_svg(snapshots: list[RankingSnapshot], *, stop: float) -> SafeString:
-    """Spearman ρ of each refit with the previous one, from 0 comparisons, up to ρ = 1."""
+def convergence_svg(snapshots: list[RankingSnapshot], *, stop: float, box: Box = WIDE) -> SafeString:
+    """Spearman ρ of each refit with the previous one, from 0 comparisons, up to ρ = 1. The
+    first refit has no previous one: alone, it is said, not drawn."""
     points = [
         (snapshot.comparisons_used, snapshot.spearman_previous)
         for snapshot in snapshots
@@ -82,10 +86,12 @@ def convergence_svg(snapshots: list[RankingSnapshot], *, stop: float) -> SafeStr
         x_range=(0, max([1, *(used for used, _spearman in points)])),
         y_range=(max(-1.0, math.floor(lowest * 10) / 10 - 0.1), 1.0),
         references={f"stop at {stop:g}": stop},
+        empty="one refit so far: convergence needs two" if len(snapshots) == 1 else "no data yet",
+        box=box,
     )
 
 
-def top_intervals_svg(rows: list[dict]) -> SafeString:
+def top_intervals_svg(rows: list[dict], *, box: Box = WIDE) -> SafeString:
     """TrueSkill μ ± σ by rank, for the rows that went through the comparison rounds."""
     intervals = [
         (row["rank"], row["mu"], row["sigma"], f"#{row['rank']} {row['text']}")
@@ -94,4 +100,4 @@ def top_intervals_svg(rows: list[dict]) -> SafeString:
     ]
     title = f"TrueSkill μ ± σ of the top {TOP_FOR_CONCEPT_MAPS}"
     ranks = (0, max((rank for rank, *_rest in intervals), default=1) + 1)
-    return interval_svg(intervals, title=title, x_label="rank", y_label="μ ± σ", x_range=ranks)
+    return interval_svg(intervals, title=title, x_label="rank", y_label="μ ± σ", x_range=ranks, box=box)

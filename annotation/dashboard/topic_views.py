@@ -13,7 +13,8 @@ from django.views.decorators.http import require_http_methods
 from annotation.access import campaign_for_request
 from annotation.dashboard.forms import TopicDescriptionForm
 from annotation.dashboard.views import TOPICS_PER_PAGE
-from annotation.topic_descriptions import topic_description_set
+from annotation.importing.topics import topics_with_likert_built
+from annotation.topic_descriptions import topic_description_refusal, topic_description_set
 from config.errors import ApplicationError
 
 
@@ -21,7 +22,7 @@ from config.errors import ApplicationError
 @require_http_methods(["GET", "POST"])
 def topic_description(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     campaign = campaign_for_request(request, slug)
-    topic = get_object_or_404(campaign.topics, key=key)
+    topic = get_object_or_404(topics_with_likert_built(campaign.topics.all()), key=key)
     form = TopicDescriptionForm(request.POST or None, initial={"description": topic.description})
     status = 200
     if request.method == "POST":
@@ -37,6 +38,6 @@ def topic_description(request: HttpRequest, slug: str, key: str) -> HttpResponse
                 page = campaign.topics.filter(key__lt=topic.key).count() // TOPICS_PER_PAGE + 1  # the card's page
                 url = reverse("dashboard:campaign", args=[campaign.slug])
                 return redirect(f"{url}?page={page}#topic-{slugify(topic.key)}")
-    return render(
-        request, "dashboard/topic_description.html", {"campaign": campaign, "topic": topic, "form": form}, status=status
-    )
+    # Offered only where saving would be accepted; a refused text comes back to copy, not to send.
+    context = {"campaign": campaign, "topic": topic, "form": form, "refusal": topic_description_refusal(topic)}
+    return render(request, "dashboard/topic_description.html", context, status=status)

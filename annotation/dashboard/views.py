@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.access import campaign_for_request
 from annotation.campaigns import (
     campaign_create,
+    campaign_import_refusal,
     campaign_pause,
     campaign_resume,
     campaign_update,
@@ -27,6 +28,7 @@ from annotation.campaigns import (
 from annotation.dashboard.forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
 from annotation.hit_page.views import hit_preview_page, sample_content
 from annotation.importing.importers import ImportFailed, ImportSummary, propositions_import
+from annotation.importing.topics import topics_with_likert_built
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.answers.content import hit_content_get
@@ -118,14 +120,17 @@ def _campaign_page(
             else _balance(campaign, fresh=request.GET.get("balance") == "refresh"),
             "import_form": import_form,
             "import_problems": import_problems or [],
+            "import_refusal": campaign_import_refusal(campaign),
         },
     )
 
 
 def topics_page(campaign: Campaign, number: str | None) -> Page:
     """A page of the campaign's topics, by key: the campaign page (and its live figures,
-    annotation.dashboard.progress_views) cost the same queries and rows however many topics there are."""
-    return Paginator(campaign.topics.order_by("key", "pk"), TOPICS_PER_PAGE).get_page(number)
+    annotation.dashboard.progress_views) cost the same queries and rows however many topics there are.
+    Each topic comes with `likert_built`, for the card's description form (annotation.topic_descriptions)."""
+    topics = topics_with_likert_built(campaign.topics.order_by("key", "pk"))
+    return Paginator(topics, TOPICS_PER_PAGE).get_page(number)
 
 
 @dataclass(frozen=True)

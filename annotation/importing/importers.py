@@ -28,6 +28,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import transaction
 
+from annotation.campaigns import campaign_import_refusal
 from annotation.importing import formats
 from annotation.importing.checks import PROPOSITION_MAX_BYTES, key_problems, row_problems, text_problems
 from annotation.importing.formats import DELIMITER_NAMES, DELIMITERS, Problem, Row
@@ -120,7 +121,8 @@ def propositions_import(
     `source` itself as such traps.
 
     Raises ImportFailed, with nothing written, when any file has a problem, including a row
-    that would add a proposition to a topic whose Likert round is built (topics.py).
+    that would add a proposition to a topic whose Likert round is built (topics.py), and when
+    the campaign takes no new propositions (annotation.campaigns.campaign_import_refusal).
     """
     filename = os.path.basename(filename) or "upload"
     if trap_kind not in (Proposition.TrapKind.NONE, Proposition.TrapKind.SUBTLE):
@@ -135,6 +137,10 @@ def propositions_import(
     summary = ImportSummary(filename=filename, format=main.format, delimiter=DELIMITER_NAMES.get(main.delimiter, ""))
     problems = ProblemLog()
     with transaction.atomic():
+        # Read under the campaign's row lock, which the import holds to the end anyway (topics.py).
+        refusal = campaign_import_refusal(Campaign.objects.select_for_update().get(pk=campaign.pk))
+        if refusal:
+            raise ImportFailed(f"{filename} was not imported: {refusal}", code="campaign_finished")
         topics_name = os.path.basename(topics_filename) or "topics"
         descriptions = _read_topics(topics_source, topics_name) if topics_source is not None else {}
         topics = TopicRegistry(

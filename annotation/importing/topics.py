@@ -17,7 +17,7 @@ a topics file cannot change it either.
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.importing.problems import ProblemLog
 from annotation.models import Batch, Campaign, Proposition, Topic
@@ -38,15 +38,22 @@ class OpenTopic:
     seen: set[bytes] = field(default_factory=set)
 
 
+def topics_with_likert_built(topics: QuerySet[Topic]) -> QuerySet[Topic]:
+    """`topics`, each with `likert_built` (whether its Likert batch exists), as `_closed_reason`
+    reads it: in the same query, so a page of topics costs nothing more."""
+    likert = Batch.objects.filter(topic=OuterRef("pk"), kind=Batch.Kind.LIKERT)
+    return topics.annotate(likert_built=Exists(likert))
+
+
 def _locked_topics(campaign: Campaign, keys) -> list[Topic]:
     """The campaign's topics of `keys`, row-locked, each with `likert_built`."""
-    likert = Batch.objects.filter(topic=OuterRef("pk"), kind=Batch.Kind.LIKERT)
     topics = Topic.objects.select_for_update().filter(campaign=campaign, key__in=keys)
-    return list(topics.annotate(likert_built=Exists(likert)).order_by("pk"))
+    return list(topics_with_likert_built(topics).order_by("pk"))
 
 
 def _closed_reason(topic: Topic) -> str:
-    """Why `topic` (from _locked_topics) takes no new propositions; "" when it takes them."""
+    """Why `topic` (with `likert_built`: topics_with_likert_built) takes no new propositions; ""
+    when it takes them."""
     if topic.state in _CLOSED_STATES:
         return _CLOSED_STATES[topic.state]
     return "its Likert round is built" if topic.likert_built else ""  # type: ignore[attr-defined]  # annotated

@@ -12,6 +12,10 @@ crowd/prolific.py uses, with Prolific's paths, JSON shapes, statuses and error c
     POST  submissions/{id}/transition/   {"action": APPROVE|REJECT, ...}    submissions.transition
     POST  submissions/bonus-payments/    set up a bulk bonus -> 201         bonuses.create
     POST  bulk-bonus-payments/{id}/pay/  pay it -> 202, empty               bonuses.pay
+    GET   filters/                       the select filters and their choices filters.list
+
+The filters list is a stand-in: it carries Salience's built-in country and language ids
+(crowd.marketplaces.prolific.eligibility), which real Prolific's list replaces in production.
 
 Order of work: the operation (405 for another method); injected faults (faults.py); the
 token (`Authorization: Token <token>`, 401 unless it is settings.PROLIFIC_API_TOKEN); the
@@ -31,6 +35,8 @@ from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from crowd.marketplaces.prolific import eligibility
+
 from . import bonuses, faults, studies, submissions, wire
 from .errors import INTERNAL, LOST_RESPONSE, SERVICE_FAULT, UNAUTHORIZED, ApiError, invalid, throttled
 from .models import BonusPayment, Fault, Researcher, Study, Submission
@@ -49,6 +55,7 @@ OPERATIONS = (
     "submissions.transition",
     "bonuses.create",
     "bonuses.pay",
+    "filters.list",
 )
 
 
@@ -161,6 +168,28 @@ def bonus_create(request, *, researcher, body, now):
 def bonus_pay(request, *, researcher, body, now, bonus_id):
     bonuses.bulk_bonus_pay(researcher=researcher, bonus_id=bonus_id, now=now)
     return 202, None
+
+
+@endpoint(GET="filters.list")
+def filters_list(request, *, researcher, body, now):
+    """Prolific's shape (docs.prolific.com, api-reference/filters/get-filters): select filters
+    with their choices, choice id to label."""
+    selects = (
+        (eligibility.COUNTRY, "Current Country of Residence", eligibility.COUNTRIES),
+        (eligibility.FIRST_LANGUAGE, "First language", eligibility.FIRST_LANGUAGES),
+    )
+    results = [
+        {"filter_id": filter_id, "title": title, "type": "select", "data_type": "ChoiceID", "choices": dict(choices)}
+        for filter_id, title, choices in selects
+    ]
+    results += [
+        {"filter_id": filter_id, "title": title, "type": "range", "data_type": "integer"}
+        for filter_id, title in (
+            (eligibility.APPROVAL_RATE, "Approval Rate"),
+            (eligibility.PREVIOUS_SUBMISSIONS, "Approvals"),
+        )
+    ]
+    return 200, {"results": results}
 
 
 def _study(study: Study) -> dict:

@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/v1/submissions/<str:submission_id>/", api.submission_detail, name="submission"),
     path("api/v1/submissions/<str:submission_id>/transition/", api.submission_transition, name="submission-transition"),
     path("api/v1/bulk-bonus-payments/<str:bonus_id>/pay/", api.bonus_pay, name="bonus-pay"),
+    path("api/v1/filters/", api.filters_list, name="filters"),
     path("_control/faults", control_views.faults_control, name="control-faults"),
     path("_control/studies/<str:study_id>/participants", control_views.participant_start, name="control-participants"),
     path("_control/submissions/<str:submission_id>/return", control_views.submission_return, name="control-return"),

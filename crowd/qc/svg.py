@@ -5,39 +5,64 @@ Every chart is an `<svg role="img">` whose `aria-label`, `<title>` and `<desc>` 
 shows, so a screen reader gets the figures, not a picture. Colours come from the page's
 stylesheet through classes (`chart-bar`, `chart-line-0`, ...) with inline fallbacks. The
 functions return SafeStrings: every piece of text is escaped here.
+
+A viewBox scales a chart's text with its figure: a WIDE chart's 12-unit labels are 7 px on a
+phone. `chart_sizes` draws a chart for both boxes and lets the stylesheet show the one that fits.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
 import numpy as np
 from django.utils.safestring import SafeString, mark_safe
 
-WIDTH, HEIGHT = 520, 300
-LEFT, RIGHT, TOP, BOTTOM = 56, 16, 32, 52
+LEFT, RIGHT, TOP, BOTTOM = 56, 16, 32, 52  # margins holding the axes' text
+CHARACTER_WIDTH, LINE_HEIGHT = 7, 16  # of the 12-unit text, at most (the widest characters aside)
 PALETTE = ("#2456a6", "#b42318", "#1f7a3d", "#9a5b00", "#6b3fa0")
 
 Point = tuple[float, float] | tuple[float, float, float]
 
 
 @dataclass(frozen=True)
+class Box:
+    """A chart's size in SVG user units; the text is 12 units high in any box."""
+
+    name: str
+    width: int
+    height: int
+
+
+WIDE = Box("wide", 520, 300)  # a desktop's figure: about one user unit per CSS pixel
+NARROW = Box("narrow", 300, 250)  # a phone's figure (311 px wide at 390 px): about the same
+
+
+@dataclass(frozen=True)
 class _Frame:
-    """Maps data coordinates onto the plotting area inside the margins."""
+    """Maps data coordinates onto the plotting area inside the margins of `box`."""
 
     x_low: float
     x_high: float
     y_low: float
     y_high: float
+    box: Box = WIDE
 
     def x(self, value: float) -> float:
-        return LEFT + (value - self.x_low) / (self.x_high - self.x_low) * (WIDTH - LEFT - RIGHT)
+        return LEFT + (value - self.x_low) / (self.x_high - self.x_low) * (self.box.width - LEFT - RIGHT)
 
     def y(self, value: float) -> float:
-        return HEIGHT - BOTTOM - (value - self.y_low) / (self.y_high - self.y_low) * (HEIGHT - TOP - BOTTOM)
+        plot_height = self.box.height - TOP - BOTTOM
+        return self.box.height - BOTTOM - (value - self.y_low) / (self.y_high - self.y_low) * plot_height
+
+
+def chart_sizes(draw: Callable[[Box], SafeString]) -> SafeString:
+    """The chart `draw` draws, for a WIDE and a NARROW box, in a `div.chart-sizes`: the
+    stylesheet shows the NARROW one in a narrow figure, so its text keeps its size."""
+    return mark_safe(f'<div class="chart-sizes">{draw(WIDE)}{draw(NARROW)}</div>')
 
 
 def histogram_svg(
@@ -78,6 +103,7 @@ def binned_histogram_svg(
     title: str,
     x_label: str,
     y_label: str = "count",
+    box: Box = WIDE,
 ) -> SafeString:
     """The same chart from counts already binned: `counts[i]` values in the i-th of
     len(counts) equal-width bins over `value_range` (as stored by a job, so a page draws
@@ -86,7 +112,7 @@ def binned_histogram_svg(
     bins = len(counts)
     edges = np.linspace(low, high, bins + 1)
     total = int(sum(counts))
-    frame = _Frame(low, high, 0.0, max(1.0, float(max(counts, default=0))))
+    frame = _Frame(low, high, 0.0, max(1.0, float(max(counts, default=0))), box)
     parts = _axes(frame, x_label, y_label, integer_y=True)
     for count, left, right in zip(counts, edges[:-1], edges[1:]):
         if count:
@@ -101,8 +127,8 @@ def binned_histogram_svg(
         parts.append(_vertical_line(frame, cutoff, f"{cutoff_label} {cutoff:.2f}"))
         summary += f"; {cutoff_label} {cutoff:.2f}"
     if not total:
-        parts.append(_no_data())
-    return _svg(title, summary + ".", parts)
+        parts.append(_no_data(frame))
+    return _svg(title, summary + ".", parts, box)
 
 
 def line_svg(
@@ -114,15 +140,19 @@ def line_svg(
     x_range: tuple[float, float] | None = None,
     y_range: tuple[float, float] | None = None,
     references: Mapping[str, float] | None = None,
+    empty: str = "no data yet",
+    box: Box = WIDE,
 ) -> SafeString:
     """One line with point markers per named series; a point `(x, y, error)` also gets an
     error bar y ± error. Points with a non-finite y are left out (the line skips them).
-    `references` draws labelled dashed horizontal lines (e.g. published figures)."""
+    `references` draws labelled dashed horizontal lines (e.g. published figures); `empty`
+    is what the chart says when it has no point."""
     clean = {name: [point for point in points if math.isfinite(point[1])] for name, points in series.items()}
     references = references or {}
     frame = _Frame(
         *(x_range or _extent(point[0] for points in clean.values() for point in points)),
         *(y_range or _extent([*_y_extremes(clean), *references.values()])),
+        box,
     )
     integer_x = all(float(point[0]).is_integer() for points in clean.values() for point in points)
     parts = _axes(frame, x_label, y_label, integer_x=integer_x)
@@ -140,8 +170,9 @@ def line_svg(
                 f'<text x="{x + 14}" y="15">{escape(name)}</text>'
             )
     if not any(clean.values()):
-        parts.append(_no_data())
-    return _svg(title, "; ".join(described) or "no data", parts)
+        parts.append(_no_data(frame, empty))
+        return _svg(title, empty, parts, box)
+    return _svg(title, "; ".join(described), parts, box)
 
 
 def interval_svg(
@@ -151,14 +182,17 @@ def interval_svg(
     x_label: str,
     y_label: str,
     x_range: tuple[float, float] | None = None,
+    box: Box = WIDE,
 ) -> SafeString:
     """A marker at y with a bar from y − error to y + error per `(x, y, error, name)`, not
     joined by a line: e.g. TrueSkill μ ± σ by rank. `name` is the point's tooltip.
-    Intervals with a non-finite y or error are left out."""
+    Intervals with a non-finite y or error are left out. The y axis runs from the tick below
+    the lowest bar to the tick above the highest, so every bar ends inside the plot."""
     clean = [item for item in intervals if math.isfinite(item[1]) and math.isfinite(item[2])]
     frame = _Frame(
         *(x_range or _extent(item[0] for item in clean)),
-        *_extent([value for _x, y, error, _name in clean for value in (y - error, y + error)]),
+        *_widened_to_ticks(*_extent([value for _x, y, error, _name in clean for value in (y - error, y + error)])),
+        box,
     )
     integer_x = all(float(item[0]).is_integer() for item in clean)
     parts = _axes(frame, x_label, y_label, integer_x=integer_x)
@@ -171,15 +205,15 @@ def interval_svg(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{PALETTE[0]}"></circle></g>'
         )
     if not clean:
-        parts.append(_no_data())
-        return _svg(title, "no data", parts)
+        parts.append(_no_data(frame))
+        return _svg(title, "no data", parts, box)
     centres = [item[1] for item in clean]
     errors = [item[2] for item in clean]
     summary = (
         f"{len(clean)} intervals; centres from {_number(min(centres))} to {_number(max(centres))}, "
         f"half-widths from {_number(min(errors))} to {_number(max(errors))}"
     )
-    return _svg(title, summary, parts)
+    return _svg(title, summary, parts, box)
 
 
 def _series(frame: _Frame, points: Sequence[Point], index: int, colour: str) -> list[str]:
@@ -228,17 +262,28 @@ def _extent(values: Iterable[float]) -> tuple[float, float]:
     return (low - 0.5, high + 0.5) if low == high else (low, high)
 
 
-def _ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """About `count` round tick values (1, 2 or 5 × 10^k apart) within [low, high]."""
+def _tick_step(low: float, high: float, count: int = 5) -> float:
+    """The round distance (1, 2 or 5 × 10^k) between about `count` ticks over [low, high]."""
     raw = (high - low) / count
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+
+
+def _ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About `count` round tick values within [low, high]."""
+    step = _tick_step(low, high, count)
     first = math.ceil(low / step - 1e-9) * step
     return [round(first + k * step, 10) for k in range(int((high - first) / step + 1e-9) + 1)]
 
 
+def _widened_to_ticks(low: float, high: float) -> tuple[float, float]:
+    """[low, high] widened to the nearest tick values around it."""
+    step = _tick_step(low, high)
+    return math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step
+
+
 def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, integer_y: bool = False) -> list[str]:
-    bottom, right = HEIGHT - BOTTOM, WIDTH - RIGHT
+    bottom, right = frame.box.height - BOTTOM, frame.box.width - RIGHT
     parts = [f'<path class="chart-axis" stroke="#5a6474" fill="none" d="M{LEFT},{TOP}V{bottom}H{right}"></path>']
     for tick in _ticks(frame.x_low, frame.x_high):
         if integer_x and tick != int(tick):
@@ -256,7 +301,9 @@ def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, in
             f'<path stroke="#d9dde3" d="M{LEFT},{y:.1f}H{right}"></path>'
             f'<text x="{LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{_number(tick)}</text>'
         )
-    parts.append(f'<text x="{(LEFT + right) / 2}" y="{HEIGHT - 10}" text-anchor="middle">{escape(x_label)}</text>')
+    parts.append(
+        f'<text x="{(LEFT + right) / 2}" y="{frame.box.height - 10}" text-anchor="middle">{escape(x_label)}</text>'
+    )
     parts.append(
         f'<text transform="translate(14 {(TOP + bottom) / 2}) rotate(-90)" text-anchor="middle">'
         f"{escape(y_label)}</text>"
@@ -268,35 +315,40 @@ def _vertical_line(frame: _Frame, value: float, label: str) -> str:
     x = frame.x(min(max(value, frame.x_low), frame.x_high))
     return (
         f'<path class="chart-marker" stroke="#b42318" stroke-width="2" stroke-dasharray="6 4" '
-        f'd="M{x:.1f},{TOP - 6}V{HEIGHT - BOTTOM}"></path>'
+        f'd="M{x:.1f},{TOP - 6}V{frame.box.height - BOTTOM}"></path>'
         f'<text x="{x + 4:.1f}" y="{TOP - 10}" fill="#b42318">{escape(label)}</text>'
     )
 
 
 def _horizontal_line(frame: _Frame, value: float, label: str) -> str:
-    y = frame.y(value)
+    y, right = frame.y(value), frame.box.width - RIGHT
     return (
-        f'<path class="chart-marker" stroke="#9a5b00" stroke-dasharray="6 4" d="M{LEFT},{y:.1f}H{WIDTH - RIGHT}">'
-        f'</path><text x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#9a5b00">'
+        f'<path class="chart-marker" stroke="#9a5b00" stroke-dasharray="6 4" d="M{LEFT},{y:.1f}H{right}">'
+        f'</path><text x="{right - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#9a5b00">'
         f"{escape(label)}</text>"
     )
 
 
-def _no_data() -> str:
-    return (
-        f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
-        'text-anchor="middle" class="muted">no data yet</text>'
+def _no_data(frame: _Frame, text: str = "no data yet") -> str:
+    """`text` in the middle of the plot, in lines that fit its width."""
+    width, height = frame.box.width, frame.box.height
+    x, middle = (LEFT + width - RIGHT) / 2, (TOP + height - BOTTOM) / 2
+    lines = textwrap.wrap(text, (width - LEFT - RIGHT) // CHARACTER_WIDTH)
+    first = middle + 4 - (len(lines) - 1) * LINE_HEIGHT / 2
+    spans = "\n".join(
+        f'<tspan x="{x}" y="{first + index * LINE_HEIGHT}">{escape(line)}</tspan>' for index, line in enumerate(lines)
     )
+    return f'<text text-anchor="middle" class="muted">{spans}</text>'
 
 
 def _number(value: float) -> str:
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
-def _svg(title: str, summary: str, parts: list[str]) -> SafeString:
+def _svg(title: str, summary: str, parts: list[str], box: Box = WIDE) -> SafeString:
     label = escape(f"{title}. {summary}")
     return mark_safe(
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{label}" '
-        f'class="chart" font-family="system-ui, sans-serif" font-size="12">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {box.width} {box.height}" role="img" '
+        f'aria-label="{label}" class="chart chart-{box.name}" font-family="system-ui, sans-serif" font-size="12">'
         f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>" + "".join(parts) + "</svg>"
     )

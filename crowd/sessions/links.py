@@ -13,12 +13,12 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Topic
 from config.errors import ApplicationError
-from crowd.models import ParticipantLink, Worker, WorkerQuality, WorkSession
+from crowd.models import ParticipantLink, TaskHold, Worker, WorkerQuality, WorkSession
 from crowd.sessions import holds
 
 Kind = ParticipantLink.Kind
@@ -92,6 +92,48 @@ def consent_version(digest: str) -> str:
     return digest[:12]
 
 
+def _latest_consents(campaign: Campaign) -> dict[tuple[int, int], tuple[datetime | None, str]]:
+    """Each (link id, worker id)'s latest agreement to a consent page: when, and the text's digest."""
+    return {
+        (link_id, worker_id): (at, digest)
+        for link_id, worker_id, at, digest in WorkSession.objects.filter(
+            campaign=campaign, link__isnull=False, consented_at__isnull=False
+        )
+        .order_by("consented_at", "id")
+        .values_list("link_id", "worker_id", "consented_at", "consent_digest")
+    }
+
+
+def link_consent_versions(*, campaign: Campaign) -> dict[int, str]:
+    """Per link id, the version of the consent text its participants last agreed to (the
+    participants table's): a personal link's one participant; for an open link, each version
+    any of its participants last agreed to, separated by spaces. A link nobody agreed through
+    (no consent step, or not yet) is not in it."""
+    versions: dict[int, set[str]] = {}
+    for (link_id, _), (_, digest) in _latest_consents(campaign).items():
+        if digest:
+            versions.setdefault(link_id, set()).add(consent_version(digest))
+    return {link_id: " ".join(sorted(found)) for link_id, found in versions.items()}
+
+
+def answer_consent_versions(*, topic: Topic) -> dict[tuple[str, int], str]:
+    """The version of the consent text each answer was given under, for the answers given in a
+    session (participant links, Prolific) to the topic's tasks, by (assignment id, worker id).
+    A session hands out a task only once its participant agreed to the current text
+    (crowd.sessions.holds), and it keeps the text of their latest agreement: so a task handed
+    out after that agreement was done under it. Not in it: answers given outside a session
+    (MTurk), without a consent step, or to a task handed out before the participant agreed
+    again to a changed text (the earlier version is not kept)."""
+    handed = TaskHold.objects.filter(task__batch__topic=topic, held_at__gte=F("session__consented_at"))
+    handed = handed.exclude(session__consent_digest="")
+    return {
+        (assignment_id, worker_id): consent_version(digest)
+        for assignment_id, worker_id, digest in handed.values_list(
+            "assignment_id", "session__worker_id", "session__consent_digest"
+        )
+    }
+
+
 def participants(*, campaign: Campaign) -> list[ParticipantRow]:
     """Per participant of the campaign's links: sessions, tasks done, last activity, and their
     latest consent (when, and to which version of the text)."""
@@ -105,14 +147,7 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
             last_active=Max("holds__submitted_at"),
         )
     )
-    latest_consent = {
-        (link_id, worker_id): (at, digest)
-        for link_id, worker_id, at, digest in WorkSession.objects.filter(
-            campaign=campaign, link__isnull=False, consented_at__isnull=False
-        )
-        .order_by("consented_at", "id")
-        .values_list("link_id", "worker_id", "consented_at", "consent_digest")
-    }
+    latest_consent = _latest_consents(campaign)
     current = holds.consent_digest(campaign.consent_text)
     excluded = {q.worker_id for q in WorkerQuality.objects.filter(campaign=campaign) if q.excluded}
     links_by_id = {link.pk: link for link in campaign.participant_links.all()}

@@ -53,7 +53,8 @@ class OpenBatch:
 class TopicProgress:
     topic: Topic
     propositions: int  # traps not included
-    traps: int
+    subtle_traps: int  # imported with the propositions (a traps file)
+    obvious_traps: int  # the campaign's obvious sentences, placed in the topic when its Likert round is built
     tasks: Progress  # published / built
     submitted: Progress  # confirmed assignments / needed by the published HITs
     pending: int  # stored by our page, awaiting their channel's confirmation
@@ -89,7 +90,8 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
         .values("topic_id")
         .annotate(
             real=Count("id", filter=Q(trap_kind=Proposition.TrapKind.NONE)),
-            traps=Count("id", filter=~Q(trap_kind=Proposition.TrapKind.NONE)),
+            subtle=Count("id", filter=Q(trap_kind=Proposition.TrapKind.SUBTLE)),
+            obvious=Count("id", filter=Q(trap_kind=Proposition.TrapKind.OBVIOUS)),
         ),
         "topic_id",
     )
@@ -153,7 +155,8 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
             TopicProgress(
                 topic=topic,
                 propositions=counts.get("real", 0),
-                traps=counts.get("traps", 0),
+                subtle_traps=counts.get("subtle", 0),
+                obvious_traps=counts.get("obvious", 0),
                 tasks=Progress(task.get("published", 0), task.get("built", 0)),
                 submitted=Progress(work.get("submitted", 0), needed),
                 pending=work.get("pending", 0),

@@ -114,6 +114,16 @@ def topic_publish_refusal(*, topic: Topic) -> str:
     return ""
 
 
+def round_publish_check(*, topic: Topic, kind: str) -> None:
+    """What refuses publishing the topic's round of `kind` whichever of its batches: the topic's
+    description and its channel's own checks (Prolific: no sandbox, its pay floor). Made before
+    the round is built, and by the publish page, so a refused publish builds nothing and the
+    page says why instead of offering its button."""
+    topic_description_check(topic=topic)
+    campaign = topic.campaign
+    channel_policy(campaign.channel).publish_check(campaign=campaign, kind=kind)
+
+
 def _publish_check(*, batch: Batch, live: bool) -> None:
     campaign = batch.topic.campaign
     if batch.status == Batch.Status.EXPIRED:
@@ -361,7 +371,7 @@ def _topic_batches(*, topic: Topic, kind: str) -> list[Batch]:
 
 def topic_publish_plans(*, topic: Topic, kind: str) -> list[PublishPlan]:
     """What `topic_publish` would do. A Likert batch built for the plan is rolled back."""
-    topic_description_check(topic=topic)
+    round_publish_check(topic=topic, kind=kind)
     with transaction.atomic():
         plans = [publish_plan(batch=batch) for batch in _topic_batches(topic=topic, kind=kind)]
         transaction.set_rollback(True)
@@ -375,7 +385,7 @@ def topic_publish(*, topic: Topic, kind: str, live: bool = False) -> list[Publis
 
     The Likert batch is shuffled with the topic id as seed, so it is reproducible.
     """
-    topic_description_check(topic=topic)
+    round_publish_check(topic=topic, kind=kind)
     batches = _topic_batches(topic=topic, kind=kind)
     if not batches:
         return round_out(topic=topic, kind=kind)

@@ -233,6 +233,23 @@ def test_a_file_with_problems_lists_them_by_line_and_imports_nothing(owner_clien
     assert not Proposition.objects.exists() and not Topic.objects.exists() and not ImportRecord.objects.exists()
 
 
+def test_a_finished_campaign_offers_no_upload_and_refuses_one(owner_client, topic):
+    Topic.objects.filter(pk=topic.pk).update(state=Topic.State.DONE)
+    Campaign.objects.filter(pk=topic.campaign_id).update(status=Campaign.Status.FINISHED)
+    url = reverse("dashboard:propositions-import", args=[topic.campaign.slug])
+    more = GOOD_TSV.replace(b"loans\t", b"grants\t")  # a new topic, which nothing would rate
+
+    page = owner_client.get(reverse("dashboard:campaign", args=[topic.campaign.slug])).content.decode()
+    refused = owner_client.post(url, {"file": SimpleUploadedFile("more.tsv", more)})
+
+    reason = "Campaign &#x27;loans-run&#x27; is finished: every topic is done and its ranking is final"
+    for shown in (page, refused.content.decode()):
+        assert reason in shown and f'action="{url}#upload"' not in shown and 'type="file"' not in shown
+    assert refused.status_code == 200
+    assert list(Topic.objects.values_list("key", flat=True)) == ["loans"] and Proposition.objects.count() == 10
+    assert not ImportRecord.objects.exists()
+
+
 def test_a_topic_without_description_is_flagged_as_blocking_publication(owner_client, topic):
     Topic.objects.filter(pk=topic.pk).update(description="")
 
@@ -317,6 +334,24 @@ def test_production_needs_the_typed_slug_before_anything_is_published(owner_clie
     assert not HIT.objects.exists() and not LedgerEntry.objects.exists()
 
 
+def test_prolific_pay_under_the_minimum_is_said_in_place_of_the_publish_button(owner_client, topic):
+    # 0.05 a task, 10 tasks of 45 s in about 8 minutes: 0.50 a session, 3.75 an hour.
+    Campaign.objects.filter(pk=topic.campaign_id).update(
+        channel=Campaign.Channel.PROLIFIC, likert_reward=D("0.05"), tasks_per_session=10
+    )
+    url = reverse("dashboard:likert-publish", args=[topic.campaign.slug, "loans"])
+
+    page = owner_client.get(url).content.decode()
+    clicked = owner_client.post(url).content.decode()
+
+    for shown in (page, clicked):
+        assert "for about 8 minutes, 3.75 an hour; Prolific&#x27;s minimum is 8.00 an hour" in shown
+        assert "Raise the likert reward to at least 0.11" in shown
+        assert '<button type="submit">Publish' not in shown
+    # Refused before the round is built: the description stays editable, nothing is committed.
+    assert not Batch.objects.exists() and not LedgerEntry.objects.exists() and not HIT.objects.exists()
+
+
 def test_over_the_budget_cap_the_refusal_names_cost_and_cap(owner_client, topic):
     Campaign.objects.filter(pk=topic.campaign_id).update(budget_cap=D("0.50"))
     url = reverse("dashboard:likert-publish", args=[topic.campaign.slug, "loans"])
@@ -397,7 +432,7 @@ def test_progress_counts_what_the_pipeline_counts(campaign):
 
     loans, waiting = campaign_progress(campaign)
 
-    assert loans.topic == topic and (loans.propositions, loans.traps) == (10, 1)
+    assert loans.topic == topic and (loans.propositions, loans.subtle_traps, loans.obvious_traps) == (10, 0, 1)
     assert loans.tasks == Progress(2, 3)
     # Confirmed: 1 Likert + 1 comparison of 5 + 5 needed; the pending one is shown apart.
     assert (loans.submitted, loans.pending) == (Progress(2, 10), 1)

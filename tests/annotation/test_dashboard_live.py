@@ -8,6 +8,7 @@ from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from annotation.batching import likert_tasks_build
 from annotation.members import member_set
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Topic
 from annotation.topic_descriptions import topic_description_set
@@ -109,6 +110,31 @@ def test_once_the_likert_round_is_built_the_description_is_fixed(owner_client, c
     assert f'action="{description_url(campaign, topic)}"' not in card  # no form where it cannot be used
 
 
+def test_an_editor_is_offered_the_form_only_where_saving_would_be_accepted(
+    client, django_user_model, owner, campaign, topic
+):
+    django_user_model.objects.create_user("eddie", password="x")
+    member_set(campaign_id=campaign.pk, username="eddie", role="edit", by=owner)
+    client.force_login(django_user_model.objects.get(username="eddie"))
+    form = f'action="{description_url(campaign, topic)}"'
+    before = client.get(description_url(campaign, topic)).content.decode()
+    BatchFactory(topic=topic, kind=Batch.Kind.LIKERT, number=0)  # the round is built: the text is fixed
+
+    page = client.get(description_url(campaign, topic)).content.decode()
+    card = client.get(reverse("dashboard:campaign", args=[campaign.slug])).content.decode()
+    refused = client.post(description_url(campaign, topic), {"description": "new words"})
+
+    assert form in before and ">Save</button>" in before
+    fixed = "can no longer change (its Likert round is built): it is what its workers read"
+    assert fixed in page and form not in page and ">Save</button>" not in page
+    assert form not in card
+    typed = refused.content.decode()
+    assert refused.status_code == 409 and fixed in typed and form not in typed
+    assert "readonly>new words</textarea>" in typed  # the text as typed, to copy
+    topic.refresh_from_db()
+    assert topic.description == "old words"
+
+
 @pytest.mark.parametrize("state", [Topic.State.LIKERT, Topic.State.COMPARISONS, Topic.State.DONE])
 def test_the_service_refuses_a_topic_that_moved_on_and_accepts_the_same_text(topic, state):
     Topic.objects.filter(pk=topic.pk).update(state=state)
@@ -175,6 +201,23 @@ def test_subtle_traps_come_with_their_propositions(owner_client, campaign):
     assert response.status_code == 302, response.content.decode()[:2000]
     assert messages_of(response)[0].startswith("Imported 5 propositions and 2 subtle traps from loans.csv")
     assert Proposition.objects.filter(trap_kind=Proposition.TrapKind.SUBTLE).count() == 2
+
+
+def test_the_card_counts_subtle_traps_imported_apart_from_obvious_traps_placed(owner_client, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(trap_rate=0.2)
+    traps = SimpleUploadedFile("traps.tsv", TRAPS_TSV)
+    upload(owner_client, campaign, file=SimpleUploadedFile("loans.csv", SEMICOLON_CSV), traps=traps, trap_kind="subtle")
+    topic = campaign.topics.get()
+    page_url = reverse("dashboard:campaign", args=[campaign.slug])
+
+    uploaded = owner_client.get(page_url).content.decode()
+    likert_tasks_build(topic=topic, seed=topic.pk)  # what publishing does first: the obvious traps join the topic
+    built = owner_client.get(page_url).content.decode()
+
+    obvious = Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.OBVIOUS).count()
+    assert obvious > 1
+    assert "5 propositions, 2 subtle traps imported, 0 obvious traps placed in its Likert tasks." in uploaded
+    assert f"5 propositions, 2 subtle traps imported, {obvious} obvious traps placed in its Likert tasks." in built
 
 
 def test_obvious_traps_replace_the_campaigns_sentences(owner_client, campaign):

@@ -34,6 +34,7 @@ from annotation.models import Campaign, CampaignMember
 from crowd.models import ParticipantLink, WorkerQuality
 from crowd.sessions.links import link_url as links_url
 from crowd.sessions.links import links_issue
+from tests.annotation.test_dashboard import CREATE_FORM
 from tests.factories import (
     AssignmentFactory,
     BatchFactory,
@@ -151,19 +152,12 @@ def _kwargs(world: World, name: str, params: tuple[str, ...]) -> dict:
 def hostile_form() -> dict:
     """Every field any campaign form or API body takes, each set to change something."""
     return {
+        **CREATE_FORM,
         "name": "Taken over",
         "description": "taken over",
-        "budget_cap": "100.00",
         "likert_reward": "0.07",
-        "comparison_reward": "0.05",
-        "assignments_per_hit": "5",
-        "top_k": "100",
-        "pair_budget_fraction": "0.1",
-        "batch_pairs": "100",
-        "trap_rate": "0.05",
         "consent_text": "",
         "channel": "links",
-        "environment": "local",
         "tasks_per_session": "3",
         "kind": "personal",
         "labels": ["intruder"],

@@ -7,13 +7,16 @@ machine formats (TSV, JSON Lines, the concept-map file) keep the exact text and 
 import csv
 import io
 import json
+import uuid
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import Campaign
-from crowd.models import Assignment, Comparison, LikertLabel, ParticipantLink
+from crowd.models import Assignment, Comparison, LikertLabel, ParticipantLink, TaskHold, WorkSession
 from crowd.sessions import links
 from ranking.models import PropositionScore
 from tests.factories import (
@@ -283,3 +286,44 @@ def test_the_links_csv_is_neutralised(owner_client, campaign):
     assert_no_formula(rows, set())
     assert {row["label"] for row in rows} == {neutralised(text) for text in HOSTILE}
     assert all(row["url"].startswith("http") for row in rows)
+
+
+def test_a_hostile_consent_version_is_neutralised_in_the_links_and_labels_csv(owner_client, labels):
+    """The version is the start of a digest the server computes; stored as if by another path, it
+    still reaches no spreadsheet as a formula."""
+    campaign = labels.campaign
+    Campaign.objects.filter(pk=campaign.pk).update(channel=Campaign.Channel.LINKS)
+    campaign.refresh_from_db()
+    link = links.link_create(campaign=campaign, label="Ada")
+    answer = Assignment.objects.order_by("pk").first()
+    now = timezone.now()
+    session = WorkSession.objects.create(
+        campaign=campaign,
+        worker=answer.worker,
+        key=uuid.uuid4(),
+        link=link,
+        tasks_target=1,
+        consented_at=now - timedelta(minutes=1),
+        consent_digest=HOSTILE[0],
+    )
+    TaskHold.objects.create(
+        session=session,
+        task=answer.task,
+        assignment_id=answer.assignment_id,
+        position=1,
+        held_at=now,
+        expires_at=now + timedelta(hours=1),
+        submitted_at=now,
+    )
+
+    listing = csv_rows(owner_client.get(reverse("crowd:links-csv", args=[campaign.slug])))
+    rows = csv_rows(owner_client.get(reverse("ranking:labels-download", args=[campaign.slug, labels.key])))
+
+    version = neutralised(HOSTILE[0][:12])
+    assert_no_formula(listing, set())
+    assert [(row["label"], row["consent_version"]) for row in listing] == [("Ada", version)]
+    assert_no_formula(rows, {"proposition_id", "score", "winner_id", "loser_id"})
+    assert {row["consent_version"] for row in rows if row["assignment"] == neutralised(answer.assignment_id)} == {
+        version
+    }
+    assert {row["consent_version"] for row in rows if row["assignment"] != neutralised(answer.assignment_id)} == {""}

@@ -18,7 +18,6 @@ import io
 import os
 import random
 from pathlib import Path
-from urllib.parse import urljoin
 
 import pytest
 from django.conf import settings as django_settings
@@ -26,7 +25,7 @@ from django.conf import settings as django_settings
 from annotation.models import Proposition, Topic
 from config.celery import app as celery_app
 from crowd.models import Assignment, WorkSession
-from crowd.simulation.hits import TIMEOUT, Judge, crowd_make, forms_parse
+from crowd.simulation.hits import Judge, crowd_make
 from crowd.simulation.sessions import Participant
 from ranking.workflow import loop_run
 from tests.browser import screenshots
@@ -65,25 +64,13 @@ def sample_files(directory: Path) -> tuple[Path, Path, Path, dict[str, float]]:
     )
 
 
-class ConsentingParticipant(Participant):
-    """A simulated participant who, like the one in the browser, agrees to the consent page."""
-
-    def link_start(self, link_url):
-        response = super().link_start(link_url)
-        for form in forms_parse(response.text).values():
-            if form.action.endswith("/consent/"):
-                data = {**dict(form.hidden), "agree": "yes"}
-                return self.http.post(urljoin(response.url, form.action), data=data, timeout=TIMEOUT)
-        return response
-
-
 def crowd_work(link_url: str, *, latent: dict[int, float], traps: list[int], round_number: int) -> int:
     """The simulated crowd takes sessions on the open link, one after the other, until each of
     them has found nothing left to do; the number of tasks they submitted. (Sessions run one at
     a time and hold no task once over, so whoever found nothing finds nothing later either.)"""
     judge = Judge(seed=CROWD["seed"], latent=latent, traps=traps)
     people = crowd_make(**CROWD)
-    crowd = [ConsentingParticipant(p, judge, random.Random(f"{round_number}:{p.worker_id}")) for p in people]
+    crowd = [Participant(p, judge, random.Random(f"{round_number}:{p.worker_id}")) for p in people]
     submitted = 0
     while crowd:
         done = {person: person.session_work(person.link_start(link_url))[0] for person in crowd}
@@ -184,7 +171,7 @@ def test_a_study_from_an_empty_database_to_a_downloaded_ranking(site, open_conte
     page.get_by_role("button", name="Upload").click()
     page.get_by_text(f"Imported {PROPOSITIONS} propositions and {TRAPS} subtle traps from compost.tsv").wait_for()
     card = page.locator(f"#topic-{TOPIC}")
-    assert f"{PROPOSITIONS} propositions, {TRAPS} traps" in card.text_content()
+    assert f"{PROPOSITIONS} propositions, {TRAPS} subtle traps imported, 0 obvious traps placed" in card.text_content()
 
     # 4. Preview a task: a new tab with the worker's page, in preview mode.
     with researcher.expect_page() as opened:
@@ -215,12 +202,12 @@ def test_a_study_from_an_empty_database_to_a_downloaded_ranking(site, open_conte
     page.get_by_role("button", name="Create").click()
     page.get_by_text("1 link created.").wait_for()
     page.get_by_label("Kind").select_option(label="Open (asks for a participant code)")
-    page.get_by_label("Labels").fill("simulated crowd")
+    assert page.get_by_label("Labels").is_hidden()  # labels name personal links only
     page.get_by_role("button", name="Create").click()
     links = page.locator("section[aria-labelledby=links-heading] tbody tr")
-    links.filter(has_text="simulated crowd").wait_for()
+    links.filter(has_text="Open (asks for a participant code)").wait_for()
     personal_url = links.filter(has_text="Browser participant").locator("code").text_content()
-    open_url = links.filter(has_text="simulated crowd").locator("code").text_content()
+    open_url = links.filter(has_text="Open (asks for a participant code)").locator("code").text_content()
 
     # What the participant in the browser and the simulated crowd know: the sample's hidden
     # importance of each statement (the crowd's on its latent scale), and which are traps.

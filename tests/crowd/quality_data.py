@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.models import Batch, Proposition, Task
 from crowd.models import Assignment, Comparison, LikertLabel
-from tests.factories import BatchFactory, PropositionFactory, WorkerFactory
+from tests.factories import BatchFactory, CampaignFactory, PropositionFactory, TopicFactory, WorkerFactory
 
 
 class LabelBuilder:
@@ -117,3 +117,17 @@ def small_crowd_labels() -> list[tuple[str, str, int]]:
         labels += [(worker, item, 6 - t if worker == "rev" else t) for item, t in TRUTH.items()]
         labels += list(zip([worker] * 2, TRAPS, (5, 4) if worker == "careless" else (1, 1)))
     return labels
+
+
+def three_topic_campaign():
+    """Topic "loans": the small crowd (rev and careless excluded under a 30 % cap); topic
+    "bees": three other workers who agree on every item; topic "empty": no labels. Each
+    labelled topic's LabelBuilder is in `campaign.builders`."""
+    campaign = CampaignFactory(qc_max_label_share=0.3)
+    loans = LabelBuilder(TopicFactory(campaign=campaign, key="loans"))
+    loans.likert(small_crowd_labels(), TRAPS)
+    bees = LabelBuilder(TopicFactory(campaign=campaign, key="bees"))
+    bees.likert([(f"b{k}", f"bee-{item}", t) for k in range(3) for item, t in TRUTH.items()])
+    TopicFactory(campaign=campaign, key="empty")
+    campaign.builders = {"loans": loans, "bees": bees}
+    return campaign

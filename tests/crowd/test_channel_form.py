@@ -13,8 +13,17 @@ from crowd.marketplaces.prolific import eligibility
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.sessions import holds, links
 from tests.crowd.sessions.conftest import links_batch
+from tests.services import free_port
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _prolific_unreachable(settings):
+    """The page reads Prolific's list of filters (tests/crowd/prolific/test_eligibility_choices.py):
+    here from a port nobody listens on, so the fields show the built-in ids."""
+    settings.PROLIFIC_API_URL = f"http://127.0.0.1:{free_port()}/api/v1/"
+
 
 PAGE = {"channel": "prolific", "environment": "local", "tasks_per_session": 10}
 AGE = {"filter_id": "age", "selected_range": {"lower": 18, "upper": 30}}

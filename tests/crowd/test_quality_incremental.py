@@ -14,8 +14,7 @@ from crowd.qc.worker_quality import (
     campaign_quality_refresh,
     worker_quality_override,
 )
-from tests.crowd.quality_data import TRAPS, TRUTH, LabelBuilder, small_crowd_labels
-from tests.factories import CampaignFactory, TopicFactory
+from tests.crowd.quality_data import TRUTH, three_topic_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +23,7 @@ BEST_FIRST = sorted(TRUTH, key=TRUTH.get, reverse=True)[:5]  # five items, most 
 
 @pytest.fixture
 def campaign():
-    """Topic "loans": the small crowd (rev and careless excluded under a 30 % cap); topic
-    "bees": three workers who agree on every item; topic "empty": no labels."""
-    campaign = CampaignFactory(qc_max_label_share=0.3)
-    loans = LabelBuilder(TopicFactory(campaign=campaign, key="loans"))
-    loans.likert(small_crowd_labels(), TRAPS)
-    bees = LabelBuilder(TopicFactory(campaign=campaign, key="bees"))
-    bees.likert([(f"b{k}", f"bee-{item}", t) for k in range(3) for item, t in TRUTH.items()])
-    TopicFactory(campaign=campaign, key="empty")
-    campaign.builders = {"loans": loans, "bees": bees}
-    return campaign
+    return three_topic_campaign()
 
 
 def stored(campaign) -> tuple[list, dict]:

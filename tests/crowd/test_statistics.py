@@ -5,7 +5,7 @@ import pytest
 
 from crowd.models import QualityStatistics
 from crowd.qc.worker_quality import campaign_quality_refresh, worker_quality_override
-from tests.crowd.quality_data import TRAPS, TRUTH, LabelBuilder, small_crowd_labels
+from tests.crowd.quality_data import TRUTH, three_topic_campaign
 from tests.factories import CampaignFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
@@ -13,16 +13,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def campaign():
-    """Topic "loans": the small crowd (rev and careless excluded under a 30 % cap); topic
-    "bees": three other workers who agree on every item; topic "empty": no labels."""
-    campaign = CampaignFactory(qc_max_label_share=0.3)
-    loans = LabelBuilder(TopicFactory(campaign=campaign, key="loans"))
-    loans.likert(small_crowd_labels(), TRAPS)
-    bees = LabelBuilder(TopicFactory(campaign=campaign, key="bees"))
-    bees.likert([(f"b{k}", f"bee-{item}", t) for k in range(3) for item, t in TRUTH.items()])
-    TopicFactory(campaign=campaign, key="empty")
-    campaign.builders = {"loans": loans, "bees": bees}
-    return campaign
+    return three_topic_campaign()
 
 
 def stored(campaign, key=None) -> QualityStatistics:

@@ -3,7 +3,7 @@
 import math
 import xml.etree.ElementTree as ET
 
-from crowd.qc.svg import binned_histogram_svg, histogram_svg, interval_svg, line_svg
+from crowd.qc.svg import NARROW, TOP, WIDE, binned_histogram_svg, chart_sizes, histogram_svg, interval_svg, line_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -76,3 +76,32 @@ def test_intervals_are_unjoined_bars_with_named_points():
     assert len(list(root.iter(f"{SVG}circle"))) == 2 and not list(root.iter(f"{SVG}polyline"))
     assert root.find(f"{SVG}desc").text == "2 intervals; centres from 28 to 30, half-widths from 1.5 to 2"
     assert "no data yet" in interval_svg([], title="t", x_label="x", y_label="y")
+
+
+def test_the_highest_interval_ends_under_the_tick_above_it():
+    svg = interval_svg([(1, 31.27, 5.43, "#1 a"), (2, 14.71, 5.53, "#2 b")], title="t", x_label="rank", y_label="μ")
+    root = parse(svg)
+    bar_tops = [
+        float(path.get("d").split("V")[1]) for path in root.iter(f"{SVG}path") if path.get("stroke") == "#2456a6"
+    ]
+    tick_labels = [text.text for text in root.iter(f"{SVG}text")]
+    assert min(bar_tops) > TOP + 10  # 36.7 on an axis up to 40
+    assert "40" in tick_labels and "0" in tick_labels  # the axis runs from tick to tick around the bars
+
+
+def test_a_chart_is_drawn_for_a_wide_and_a_narrow_figure():
+    svg = chart_sizes(lambda box: line_svg({"a": [(0, 1), (1, 2)]}, title="t", x_label="x", y_label="y", box=box))
+    wide, narrow = parse(svg)
+    assert parse(svg).get("class") == "chart-sizes"
+    assert (wide.get("class"), wide.get("viewBox")) == ("chart chart-wide", f"0 0 {WIDE.width} {WIDE.height}")
+    assert (narrow.get("class"), narrow.get("viewBox")) == ("chart chart-narrow", f"0 0 {NARROW.width} {NARROW.height}")
+    assert narrow.find(f"{SVG}title").text == wide.find(f"{SVG}title").text == "t"
+
+
+def test_an_empty_chart_says_what_it_is_told_in_lines_that_fit_its_box():
+    empty = "one refit so far: convergence needs two"
+    wide = parse(line_svg({"a": []}, title="t", x_label="x", y_label="y", empty=empty))
+    narrow = parse(line_svg({"a": []}, title="t", x_label="x", y_label="y", empty=empty, box=NARROW))
+    assert [span.text for span in wide.iter(f"{SVG}tspan")] == [empty]
+    assert [span.text for span in narrow.iter(f"{SVG}tspan")] == ["one refit so far: convergence", "needs two"]
+    assert wide.get("aria-label") == f"t. {empty}" and narrow.find(f"{SVG}desc").text == empty

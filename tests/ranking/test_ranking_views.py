@@ -75,9 +75,10 @@ def test_the_page_draws_both_plots_and_a_sortable_table(owner_client, topic):
 
     convergence = re.search(r'<figure class="card" id="convergence">(.*?)</figure>', page, re.S).group(1)
     intervals = re.search(r'<figure class="card" id="top-intervals">(.*?)</figure>', page, re.S).group(1)
-    assert 'role="img"' in convergence and convergence.count("<circle") == 2  # refits 2 and 3
+    # Each chart is drawn twice, for a wide and a narrow figure (crowd.qc.svg.chart_sizes).
+    assert convergence.count('role="img"') == 2 and convergence.count("<circle") == 2 * 2  # refits 2 and 3
     assert "(200, 0.91)" in convergence and "stop at 0.99" in convergence
-    assert intervals.count('class="chart-interval"') == 50
+    assert intervals.count('class="chart-interval"') == 2 * 50
     assert "<title>#1 Lender" in intervals and "40 ± 1" in intervals
     assert "Refit #3 used 300 comparisons; Spearman 0.970 with the previous refit" in page
     assert page.count("<tbody>") == 1 and page.count("<tr>") == 1 + 80  # the trap is left out
@@ -102,7 +103,20 @@ def test_before_any_refit_the_plots_say_there_is_no_data_yet(owner_client, topic
 
     page = owner_client.get(url("topic-ranking", topic)).content.decode()
 
-    assert page.count("no data yet") == 2 and "No TrueSkill refit yet" in page
+    # Drawn in both plots (each twice: wide and narrow); the convergence plot's label and desc say it too.
+    assert page.count("no data yet") == 2 * (1 + 3) and "No TrueSkill refit yet" in page
+
+
+def test_after_one_refit_the_convergence_plot_says_it_needs_two(owner_client, topic):
+    RankingSnapshot.objects.filter(number__gt=1).delete()  # the first refit has no previous one
+
+    page = owner_client.get(url("topic-ranking", topic)).content.decode()
+
+    convergence = re.search(r'<figure class="card" id="convergence">(.*?)</figure>', page, re.S).group(1)
+    said = " ".join(re.sub(r"<[^>]+>", " ", convergence).split())
+    assert said.count("one refit so far: convergence needs two") == 2 * 2  # drawn and described, wide and narrow
+    assert "no data yet" not in convergence and "<circle" not in convergence
+    assert 'aria-label="Convergence of the ranking. one refit so far: convergence needs two"' in convergence
 
 
 @pytest.mark.parametrize(

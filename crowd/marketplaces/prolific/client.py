@@ -387,6 +387,24 @@ class ProlificClient:
                 return
             page += 1
 
+    # -- filters
+
+    def filter_choices(self, filter_ids: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        """The choices of select filters as Prolific lists them (GET /api/v1/filters/): for each
+        of `filter_ids` that Prolific has, its choice ids (strings) to their labels."""
+        found: dict[str, dict[str, str]] = {}
+        path: str | None = "filters/"
+        for _ in range(50):  # Prolific's list fits in one page; a runaway `next` chain stops here
+            if path is None:
+                break
+            data = self._send("GET", path, operation="list filters") or {}
+            for item in data.get("results") or []:
+                choices = item.get("choices") if isinstance(item, dict) else None
+                if item.get("filter_id") in filter_ids and isinstance(choices, dict):
+                    found[item["filter_id"]] = {str(key): str(label) for key, label in choices.items()}
+            path = ((data.get("_links") or {}).get("next") or {}).get("href") or None
+        return found
+
     # -- studies
 
     def reachable_check(self) -> None:

@@ -7,9 +7,11 @@ list back into the fields and the rest, so a list the form did not write survive
 unchanged.
 
 Filter ids and choice ids are Prolific's (GET /api/v1/filters/ lists them all): the choice
-ids of countries and languages are positions in Prolific's own lists, not ISO codes. The short
-lists below are the countries and first languages most studies ask for; any other goes into the
-custom filters, with its id from that list.
+ids of countries and languages are positions in Prolific's own lists, not ISO codes. The
+fields offer the countries and first languages most studies ask for, by name; their ids are
+read from Prolific's list (`choices_from_catalogue`, fetched by filters.eligibility_choices),
+and the built-in ids below are used only when that list cannot be read, and said so. Any other
+country or language goes into the custom filters, with its id from Prolific's list.
 """
 
 from dataclasses import dataclass, field
@@ -40,6 +42,46 @@ FIRST_LANGUAGES: tuple[tuple[str, str], ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Choices:
+    """The choices the country and language fields offer, as (id, label) pairs, and where their
+    ids come from: `source` is "Prolific" when read from Prolific's list; else `problem` says
+    why the built-in ids are shown."""
+
+    countries: tuple[tuple[str, str], ...] = COUNTRIES
+    first_languages: tuple[tuple[str, str], ...] = FIRST_LANGUAGES
+    source: str = ""
+    problem: str = ""
+
+
+def choices_from_catalogue(catalogue: dict[str, dict[str, str]]) -> Choices:
+    """The short lists' countries and languages with the ids of `catalogue` (filter id → choice
+    id → label, as Prolific's GET /api/v1/filters/ gives them), found by label. A filter the
+    catalogue lacks keeps the built-in ids, and `problem` names it."""
+    missing = [filter_id for filter_id in (COUNTRY, FIRST_LANGUAGE) if not catalogue.get(filter_id)]
+    if missing:
+        return Choices(
+            source="Prolific" if len(missing) < 2 else "",
+            problem=f"Prolific's list of filters has no {' or '.join(missing)}: the built-in ids are shown.",
+            countries=_by_label(catalogue[COUNTRY], COUNTRIES) if COUNTRY not in missing else COUNTRIES,
+            first_languages=(
+                _by_label(catalogue[FIRST_LANGUAGE], FIRST_LANGUAGES)
+                if FIRST_LANGUAGE not in missing
+                else FIRST_LANGUAGES
+            ),
+        )
+    return Choices(
+        countries=_by_label(catalogue[COUNTRY], COUNTRIES),
+        first_languages=_by_label(catalogue[FIRST_LANGUAGE], FIRST_LANGUAGES),
+        source="Prolific",
+    )
+
+
+def _by_label(choices: dict[str, str], wanted: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    ids = {label.strip().casefold(): choice_id for choice_id, label in choices.items()}
+    return tuple((ids[label.casefold()], label) for _, label in wanted if label.casefold() in ids)
+
+
 @dataclass
 class Eligibility:
     """The form's fields: None and empty lists mean "no filter"."""
@@ -66,15 +108,17 @@ def eligibility_filters(eligibility: Eligibility, custom: list[dict[str, Any]]) 
     return filters + custom
 
 
-def eligibility_split(filters: list[dict[str, Any]]) -> tuple[Eligibility, list[dict[str, Any]]]:
+def eligibility_split(
+    filters: list[dict[str, Any]], choices: Choices = Choices()
+) -> tuple[Eligibility, list[dict[str, Any]]]:
     """The fields a stored list fills, and the filters left for the custom ones: any filter the
-    fields cannot show exactly (an upper bound, a weighting, a choice not in the short lists, a
-    second filter of one id) stays custom."""
+    fields cannot show exactly (an upper bound, a weighting, a choice not in the fields'
+    `choices`, a second filter of one id) stays custom."""
     eligibility, custom = Eligibility(), []
     taken: set[str] = set()
     for item in filters:
         filter_id = item.get("filter_id")
-        if filter_id in taken or not _fits(item):
+        if filter_id in taken or not _fits(item, choices):
             custom.append(item)
             continue
         taken.add(str(filter_id))
@@ -89,7 +133,7 @@ def eligibility_split(filters: list[dict[str, Any]]) -> tuple[Eligibility, list[
     return eligibility, custom
 
 
-def _fits(item: dict[str, Any]) -> bool:
+def _fits(item: dict[str, Any], choices: Choices) -> bool:
     filter_id = item.get("filter_id")
     if filter_id in (APPROVAL_RATE, PREVIOUS_SUBMISSIONS):
         bounds = item.get("selected_range")
@@ -101,12 +145,12 @@ def _fits(item: dict[str, Any]) -> bool:
             and isinstance(lower, int)
             and not isinstance(lower, bool)
         )
-    choices = {COUNTRY: COUNTRIES, FIRST_LANGUAGE: FIRST_LANGUAGES}.get(str(filter_id))
+    offered = {COUNTRY: choices.countries, FIRST_LANGUAGE: choices.first_languages}.get(str(filter_id))
     values = item.get("selected_values")
     return (
-        choices is not None
+        offered is not None
         and set(item) == {"filter_id", "selected_values"}
         and isinstance(values, list)
         and bool(values)
-        and set(values) <= {value for value, _ in choices}
+        and set(values) <= {value for value, _ in offered}
     )

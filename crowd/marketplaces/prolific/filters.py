@@ -1,10 +1,22 @@
 """Prolific's eligibility filters: checked before they are stored, read where studies are made."""
 
+import dataclasses
+import logging
 import math
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
+
 from annotation.models import Campaign
 from config.errors import ApplicationError
+from crowd.marketplaces.prolific import eligibility
+from crowd.marketplaces.prolific.client import prolific_client
+
+logger = logging.getLogger(__name__)
+
+CHOICES_KEPT_SECONDS = 24 * 3600  # Prolific's lists of countries and languages change rarely
+CHOICES_RETRY_SECONDS = 300  # after a failed read, pages show the built-in ids this long
 
 
 def prolific_filters_check(filters: object) -> list[dict[str, Any]]:
@@ -75,3 +87,32 @@ def campaign_prolific_filters(campaign: Campaign) -> list[dict[str, Any]]:
     """The eligibility filters every Prolific study of the campaign is created with."""
     filters: list[dict[str, Any]] = (campaign.channel_settings or {}).get("prolific", {}).get("filters", [])
     return filters
+
+
+def eligibility_choices() -> eligibility.Choices:
+    """The countries and first languages the Channel page offers, with Prolific's own choice
+    ids: read from Prolific's GET /api/v1/filters/ (the local endpoint's stand-in in local
+    runs), kept a day. When the list cannot be read, the built-in ids, with the reason, for a
+    few minutes before the next try, so a page never waits on Prolific more than once."""
+    key = f"prolific-eligibility-choices:{settings.PROLIFIC_API_URL}"
+    kept = cache.get(key)
+    if isinstance(kept, eligibility.Choices):
+        return kept
+    try:
+        client = prolific_client(attempts=1)
+        client.timeout = 5.0
+        with client:
+            catalogue = client.filter_choices((eligibility.COUNTRY, eligibility.FIRST_LANGUAGE))
+    except ApplicationError as error:  # MarketplaceError is one
+        logger.warning("prolific: the list of filters could not be read: %s", error.message)
+        choices = eligibility.Choices(
+            problem=f"Prolific's list of countries and languages could not be read ({error.message.rstrip('.')}): the ids shown are "
+            "Salience's built-in ones, not checked against Prolific's; check them before publishing."
+        )
+        cache.set(key, choices, CHOICES_RETRY_SECONDS)
+        return choices
+    choices = eligibility.choices_from_catalogue(catalogue)
+    if settings.PROLIFIC_ENVIRONMENT != "production" and choices.source:
+        choices = dataclasses.replace(choices, source="the local Prolific endpoint (a stand-in)")
+    cache.set(key, choices, CHOICES_KEPT_SECONDS if not choices.problem else CHOICES_RETRY_SECONDS)
+    return choices

@@ -92,8 +92,25 @@ def test_links_are_created_shown_downloaded_and_revoked(owner_client, campaign):
     assert ParticipantLink.objects.count() == 3
     assert _messages(revoked)[-1] == "Link revoked."
     assert "Dr. B" in page and f"/s/l/{first.token}/" in page and "(revoked)" in page
-    assert listing[0] == "label,kind,url,revoked" and len(listing) == 4
-    assert listing[1].endswith(",yes")
+    assert listing[0] == "label,kind,url,revoked,consent_version" and len(listing) == 4
+    assert listing[1].endswith(",yes,")  # revoked; nobody agreed to a consent text through it
+
+
+def test_the_labels_are_offered_for_personal_links_only_and_an_open_link_ignores_them(owner_client, campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(channel="links")
+
+    page = owner_client.get("/campaigns/loans/channel/").content.decode()
+    # Typed for personal links, then "open" chosen (without the script that hides the field).
+    opened = owner_client.post("/campaigns/loans/links/new/", {"kind": "open", "labels": "Dr. A\nDr. B\n"})
+    many = owner_client.post("/campaigns/loans/links/new/", {"kind": "open", "labels": "x\n" * 501})
+
+    # The labels are in the group the script hides when another kind is chosen; the kind is not.
+    group = page.index('<div data-shown-for-kind="personal">')
+    assert page.index('name="kind"') < group < page.index('name="labels"') < page.index("Create</button>")
+    assert "For personal links only: one line per invited person" in page
+    assert "js/links-form.js" in page
+    assert opened.status_code == 302 and many.status_code == 302
+    assert list(ParticipantLink.objects.values_list("kind", "label")) == [("open", ""), ("open", "")]
 
 
 def test_the_participants_table_counts_sessions_and_tasks(owner_client, campaign):

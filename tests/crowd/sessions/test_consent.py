@@ -2,19 +2,25 @@
 campaign with a consent text shows it before a session's first task, hands out no task until
 the participant agreed, and records when; a campaign without one starts at once."""
 
+import csv
+import io
 import re
+import zipfile
 from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Topic
 from crowd.models import TaskHold, WorkSession
 from crowd.sessions import holds, links
 from crowd.simulation.hits import forms_parse
+from ranking.export import raw_label_rows
 
 from .conftest import links_batch
+from .test_session_pages import _do_task
 
 CONSENT = "This study is run by the Lab of Examples.\n\nYou may stop at any time."
 IFRAME = re.compile(r'<iframe class="session-task" src="([^"]+)"')
@@ -227,3 +233,60 @@ def test_the_participants_table_shows_which_version_each_participant_agreed_to(c
     assert rows["Late"].consent_version == holds.consent_digest(CHANGED)[:12] and rows["Late"].consent_current
     assert f"text {rows['Ada'].consent_version}, an earlier one: asked again before their next task" in page
     assert f"text {rows['Late'].consent_version}, the current one" in page
+
+
+# ---- Which text was agreed to, in the exports ------------------------------------------------------
+
+LABEL_HEADER = (
+    "kind,topic,proposition_id,worker,assignment,submitted_at,score,excluded,"
+    "winner_id,loser_id,untouched,shown_order,consent_version"
+)
+
+
+def _csv(response) -> list[dict]:
+    content = response.content if hasattr(response, "content") else b"".join(response.streaming_content)
+    return list(csv.DictReader(io.StringIO(content.decode(), newline="")))
+
+
+def test_the_exports_say_which_version_each_link_and_answer_was_given_under(client, consent_link, django_user_model):
+    _do_task(client, _working(client, consent_link))  # Ada agreed to the first text
+    campaign = consent_link.campaign
+    late = links.link_create(campaign=campaign, label="Late")
+    links.link_create(campaign=campaign, label="Si")  # never used
+    _text_changed(campaign.pk)
+    late_client = Client()
+    _do_task(late_client, _working(late_client, late))  # Late agreed to the changed one
+    owner = django_user_model.objects.create_user("owner-of-exports")
+    Campaign.objects.filter(pk=campaign.pk).update(owner=owner)
+    researcher = Client()
+    researcher.force_login(owner)
+    topic = Topic.objects.get(campaign=campaign)
+
+    listing = researcher.get(f"/campaigns/{campaign.slug}/links.csv")
+    labels = researcher.get(reverse("ranking:labels-download", args=[campaign.slug, topic.key]))
+    bundle = researcher.get(reverse("ranking:campaign-bundle", args=[campaign.slug]))
+
+    first, changed = holds.consent_digest(CONSENT)[:12], holds.consent_digest(CHANGED)[:12]
+    assert listing.content.decode().splitlines()[0] == "label,kind,url,revoked,consent_version"
+    assert {row["label"]: row["consent_version"] for row in _csv(listing)} == {"Ada": first, "Late": changed, "Si": ""}
+    assert labels.content.decode().splitlines()[0] == LABEL_HEADER  # appended: every other column keeps its place
+    by_worker = {f"link{consent_link.pk}": first, f"link{late.pk}": changed}
+    rows = _csv(labels)
+    assert len(rows) == 10 and all(row["consent_version"] == by_worker[row["worker"]] for row in rows)
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content)))
+    [name] = [name for name in archive.namelist() if name.endswith("-labels.csv")]
+    zipped = list(csv.DictReader(io.StringIO(archive.read(name).decode(), newline="")))
+    assert archive.read(name).decode().splitlines()[0] == LABEL_HEADER and zipped == rows
+
+
+def test_an_answer_to_a_task_handed_out_before_agreeing_again_has_no_version(client, consent_link):
+    """Its participant started it under the earlier text, whose version the session no longer keeps."""
+    session_url = _working(client, consent_link)
+    _text_changed(consent_link.campaign_id)
+    _consent(client, session_url, agree="yes")  # asked again, for the next task
+    _do_task(client, session_url)  # the task held under the first text
+    topic = Topic.objects.get(campaign_id=consent_link.campaign_id)
+
+    rows = list(raw_label_rows(topic=topic))
+
+    assert len(rows) == 5 and {row["consent_version"] for row in rows} == {""}
