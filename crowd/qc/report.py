@@ -24,7 +24,7 @@ from annotation.models import Campaign, Proposition, Topic
 from crowd.models import LikertLabel, QualityStatistics, WorkerQuality, WorkerQualityQuerySet, counted
 from crowd.qc.likert_part import LOO_FLOOR, SPEEDER_FRACTION, SPEEDER_MIN_HITS, TRAP_FAIL_AT
 from crowd.qc.statistics import LOO_RANGE
-from crowd.qc.svg import binned_histogram_svg, line_svg
+from crowd.qc.svg import binned_histogram_svg, chart_sizes, line_svg
 from crowd.qc.worker_quality import AGREEMENT_FLOOR, MAX_UNTOUCHED_SHARE
 from crowd.quality import RunReliability, StabilityPoint, run_reliability
 
@@ -139,23 +139,29 @@ class QualityReport:
     run: RunComparison | None
 
     def loo_histogram(self) -> SafeString:
-        return binned_histogram_svg(
-            self.loo_counts,
-            value_range=LOO_RANGE,
-            cutoff=self.loo_cutoff,
-            cutoff_label="excluded up to",
-            title="Leave-one-out correlation per worker",
-            x_label="Pearson r with the mean of the other workers",
-            y_label="workers",
+        return chart_sizes(
+            lambda box: binned_histogram_svg(
+                self.loo_counts,
+                value_range=LOO_RANGE,
+                cutoff=self.loo_cutoff,
+                cutoff_label="excluded up to",
+                title="Leave-one-out correlation per worker",
+                x_label="Pearson r with the other workers' mean",  # fits a NARROW box
+                y_label="workers",
+                box=box,
+            )
         )
 
     def stability_chart(self) -> SafeString:
-        return line_svg(
-            {"mean Spearman ρ ± SD": [(point.size, point.mean, point.sd) for point in self.stability]},
-            title="Bootstrap stability of the ranking by Likert mean",
-            x_label="labels per proposition",
-            y_label="Spearman ρ between two samples",
-            y_range=(-0.1, 1.0),
+        return chart_sizes(
+            lambda box: line_svg(
+                {"mean Spearman ρ ± SD": [(point.size, point.mean, point.sd) for point in self.stability]},
+                title="Bootstrap stability of the ranking by Likert mean",
+                x_label="labels per proposition",
+                y_label="Spearman ρ between two samples",
+                y_range=(-0.1, 1.0),
+                box=box,
+            )
         )
 
 

@@ -107,12 +107,13 @@ def binned_histogram_svg(
 ) -> SafeString:
     """The same chart from counts already binned: `counts[i]` values in the i-th of
     len(counts) equal-width bins over `value_range` (as stored by a job, so a page draws
-    the chart without the values)."""
+    the chart without the values). The count axis runs to the whole tick above the
+    tallest bar, so the bar ends inside the plot."""
     low, high = value_range
     bins = len(counts)
     edges = np.linspace(low, high, bins + 1)
     total = int(sum(counts))
-    frame = _Frame(low, high, 0.0, max(1.0, float(max(counts, default=0))), box)
+    frame = _Frame(low, high, 0.0, _tick_above(max(counts), minimum_step=1) if total else 1.0, box)
     parts = _axes(frame, x_label, y_label, integer_y=True)
     for count, left, right in zip(counts, edges[:-1], edges[1:]):
         if count:
@@ -282,6 +283,16 @@ def _widened_to_ticks(low: float, high: float) -> tuple[float, float]:
     return math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step
 
 
+def _tick_above(high: float, minimum_step: float = 0.0) -> float:
+    """The first tick above `high` (> 0) on an axis from 0, at least `minimum_step` apart:
+    room above the highest mark, under a labelled line. The step is found again on the
+    taller axis, as `_axes` finds it: for 10, 0–10's step 2 gives 12, between 0–12's ticks
+    10 and 15; 0–12's step 5 gives 15."""
+    step = max(minimum_step, _tick_step(0.0, high))
+    step = max(minimum_step, _tick_step(0.0, (math.floor(high / step + 1e-9) + 1) * step))
+    return (math.floor(high / step + 1e-9) + 1) * step
+
+
 def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, integer_y: bool = False) -> list[str]:
     bottom, right = frame.box.height - BOTTOM, frame.box.width - RIGHT
     parts = [f'<path class="chart-axis" stroke="#5a6474" fill="none" d="M{LEFT},{TOP}V{bottom}H{right}"></path>']
@@ -312,11 +323,15 @@ def _axes(frame: _Frame, x_label: str, y_label: str, integer_x: bool = False, in
 
 
 def _vertical_line(frame: _Frame, value: float, label: str) -> str:
+    """A dashed line at x = `value`, labelled above the plot: on the side with more room, so
+    the label stays inside a NARROW box."""
     x = frame.x(min(max(value, frame.x_low), frame.x_high))
+    right_half = x > (LEFT + frame.box.width - RIGHT) / 2
+    text_x, anchor = (x - 4, "end") if right_half else (x + 4, "start")
     return (
         f'<path class="chart-marker" stroke="#b42318" stroke-width="2" stroke-dasharray="6 4" '
         f'd="M{x:.1f},{TOP - 6}V{frame.box.height - BOTTOM}"></path>'
-        f'<text x="{x + 4:.1f}" y="{TOP - 10}" fill="#b42318">{escape(label)}</text>'
+        f'<text x="{text_x:.1f}" y="{TOP - 10}" text-anchor="{anchor}" fill="#b42318">{escape(label)}</text>'
     )
 
 

@@ -130,6 +130,7 @@ def session_do(page, importance: dict[str, float]) -> list[str]:
 @pytest.fixture
 def site(live_server, settings):
     settings.SITE_URL = live_server.url
+    settings.PROLIFIC_API_URL = f"{live_server.url}/localprolific/api/v1/"  # as `make serve` sets it
     previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     yield live_server

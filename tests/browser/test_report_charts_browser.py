@@ -18,19 +18,26 @@ WIDTHS = {1280: DESKTOP, 390: PHONE}
 READABLE_PX = 11  # the smallest chart text, in CSS pixels on the screen
 
 # Every text of the charts a reader sees: its font size in user units times the user unit's
-# size on the screen (a viewBox scales both with the figure).
+# size on the screen (a viewBox scales both with the figure), and whether it lies inside its
+# chart (an svg clips what reaches past its edge).
 CHART_TEXT_PX = """figures => figures.flatMap(figure =>
   [...figure.querySelectorAll("svg.chart")].filter(svg => svg.getBoundingClientRect().width > 0).flatMap(svg => {
-    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-    return [...svg.querySelectorAll("text")].map(text => ({
-      text: text.textContent, px: parseFloat(getComputedStyle(text).fontSize) * scale,
-    }));
+    const chart = svg.getBoundingClientRect(), scale = chart.width / svg.viewBox.baseVal.width;
+    return [...svg.querySelectorAll("text")].map(text => {
+      const r = text.getBoundingClientRect();
+      return {
+        text: text.textContent, px: parseFloat(getComputedStyle(text).fontSize) * scale,
+        inside: r.left >= chart.left - 0.5 && r.right <= chart.right + 0.5
+          && r.top >= chart.top - 0.5 && r.bottom <= chart.bottom + 0.5,
+      };
+    });
   }))"""
-# The plot area (the axes' box) and every interval bar of the visible μ ± σ chart, on the screen.
-INTERVALS_AND_PLOT = """figure => {
+# The plot area (the axes' box) and every mark matching `selector` (the μ ± σ chart's interval
+# bars, a histogram's bars) of the figure's visible chart, on the screen.
+MARKS_AND_PLOT = """(figure, selector) => {
   const svg = [...figure.querySelectorAll("svg.chart")].find(svg => svg.getBoundingClientRect().width > 0);
   const box = element => { const r = element.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
-  return {plot: box(svg.querySelector(".chart-axis")), bars: [...svg.querySelectorAll(".chart-interval path")].map(box)};
+  return {plot: box(svg.querySelector(".chart-axis")), bars: [...svg.querySelectorAll(selector)].map(box)};
 }"""
 
 
@@ -95,13 +102,14 @@ def test_the_ranking_charts_text_is_readable_at_a_phones_and_a_desktops_width(
     assert len([text for text in texts if text["text"] == "rank"]) == 1  # one drawing of each chart is shown
     small = [text for text in texts if text["px"] < READABLE_PX]
     assert small == [], f"chart text under {READABLE_PX} px at {width} px wide: {small[:5]}"
+    assert [text["text"] for text in texts if not text["inside"]] == []  # none cut off at the chart's edge
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_best_propositions_bar_stays_inside_the_plot(signed_in, live_server, finished_topic, width):
     page = ranking_page(signed_in, live_server, finished_topic, width)
 
-    geometry = page.locator("#top-intervals").evaluate(INTERVALS_AND_PLOT)
+    geometry = page.locator("#top-intervals").evaluate(MARKS_AND_PLOT, ".chart-interval path")
 
     plot, bars = geometry["plot"], geometry["bars"]
     assert len(bars) == 10
@@ -145,3 +153,40 @@ def test_a_wide_tables_caption_stays_on_a_phones_screen_when_the_table_scrolls(
         assert caption.is_visible() and caption.text_content().strip()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     assert fits_the_screen(page)
+
+
+def quality_page(signed_in, live_server, campaign, path: str, width: int):
+    page = signed_in(**WIDTHS[width]).new_page()
+    page.goto(f"{live_server.url}/campaigns/{campaign.slug}/{path}quality/")
+    return page
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", ["", "topics/loans/"])
+def test_the_quality_charts_text_is_readable_at_a_phones_and_a_desktops_width(
+    signed_in, live_server, quality_report, path, width
+):
+    page = quality_page(signed_in, live_server, quality_report, path, width)
+
+    texts = page.locator("#loo-histogram, #stability").evaluate_all(CHART_TEXT_PX)
+
+    assert fits_the_screen(page)
+    axis_labels = {"Pearson r with the other workers' mean", "workers", "labels per proposition"}
+    assert axis_labels <= {text["text"] for text in texts}
+    assert len([text for text in texts if text["text"] in axis_labels]) == 3  # one drawing of each chart is shown
+    small = [text for text in texts if text["px"] < READABLE_PX]
+    assert small == [], f"chart text under {READABLE_PX} px at {width} px wide: {small[:5]}"
+    assert [text["text"] for text in texts if not text["inside"]] == []  # none cut off at the chart's edge
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", ["", "topics/loans/"])
+def test_the_histograms_tallest_bar_stays_inside_the_plot(signed_in, live_server, quality_report, path, width):
+    page = quality_page(signed_in, live_server, quality_report, path, width)
+
+    geometry = page.locator("#loo-histogram").evaluate(MARKS_AND_PLOT, ".chart-bar")
+
+    plot, bars = geometry["plot"], geometry["bars"]
+    assert bars  # every worker with an r is in a bar
+    assert min(bar["top"] for bar in bars) > plot["top"] + 1  # room above the tallest bar, under a labelled line
+    assert max(bar["bottom"] for bar in bars) <= plot["bottom"] + 0.5

@@ -72,7 +72,9 @@ def test_campaign_page_shows_the_workers_statistics_and_charts(owner_client, cro
     assert response.status_code == 200
     for worker in ("g1", "g5", "rev", "careless"):
         assert f'<th scope="row">{worker}</th>' in page
-    assert page.count("<svg") == 2
+    # Two charts, each drawn for a wide and a narrow figure (crowd.qc.svg.chart_sizes).
+    assert page.count('<div class="chart-sizes">') == 2
+    assert page.count('class="chart chart-wide"') == page.count('class="chart chart-narrow"') == 2
     assert 'aria-label="Leave-one-out correlation per worker.' in page
     assert "excluded up to -1" in page  # rev, r = −1, is the one excluded for correlation
     assert 'aria-label="Bootstrap stability of the ranking by Likert mean.' in page

@@ -3,7 +3,17 @@
 import math
 import xml.etree.ElementTree as ET
 
-from crowd.qc.svg import NARROW, TOP, WIDE, binned_histogram_svg, chart_sizes, histogram_svg, interval_svg, line_svg
+from crowd.qc.svg import (
+    LEFT,
+    NARROW,
+    TOP,
+    WIDE,
+    binned_histogram_svg,
+    chart_sizes,
+    histogram_svg,
+    interval_svg,
+    line_svg,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -87,6 +97,34 @@ def test_the_highest_interval_ends_under_the_tick_above_it():
     tick_labels = [text.text for text in root.iter(f"{SVG}text")]
     assert min(bar_tops) > TOP + 10  # 36.7 on an axis up to 40
     assert "40" in tick_labels and "0" in tick_labels  # the axis runs from tick to tick around the bars
+
+
+def test_the_tallest_bar_ends_under_the_whole_tick_above_it():
+    for counts, ticks in (
+        ([1, 6, 2], ["0", "2", "4", "6", "8"]),
+        ([10, 3], ["0", "5", "10", "15"]),
+        ([1], ["0", "1", "2"]),
+    ):
+        root = parse(binned_histogram_svg(counts, value_range=(-1, 1), title="t", x_label="r", box=NARROW))
+        y_ticks = [text for text in root.iter(f"{SVG}text") if text.get("x") == str(LEFT - 8)]
+        bar_tops = [float(rect.get("y")) for rect in root.iter(f"{SVG}rect")]
+        assert [text.text for text in y_ticks] == ticks, counts  # whole numbers of workers
+        assert float(y_ticks[-1].get("y")) == TOP + 4  # the axis ends on its highest tick
+        assert min(bar_tops) > TOP + 10, counts  # a quarter of the plot or more above the tallest bar
+
+
+def test_the_cutoffs_label_is_on_the_side_with_room():
+    def label(cutoff: float) -> tuple[str, float]:
+        root = parse(
+            binned_histogram_svg([1, 1], value_range=(-1, 1), cutoff=cutoff, title="t", x_label="r", box=NARROW)
+        )
+        line = next(path for path in root.iter(f"{SVG}path") if path.get("class") == "chart-marker")
+        line_x = float(line.get("d")[1:].split(",")[0])
+        text = next(text for text in root.iter(f"{SVG}text") if text.get("fill") == "#b42318")
+        return text.get("text-anchor"), round(float(text.get("x")) - line_x, 1)
+
+    assert label(-0.5) == ("start", 4)  # reads rightwards from the line
+    assert label(0.3) == ("end", -4)  # ends left of the line, inside the box
 
 
 def test_a_chart_is_drawn_for_a_wide_and_a_narrow_figure():
