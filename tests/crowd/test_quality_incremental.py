@@ -27,7 +27,8 @@ def campaign():
 
 
 def stored(campaign) -> tuple[list, dict]:
-    """Every computed figure the job stores, but the time it ran."""
+    """Every computed figure the job stores, but the time it ran; floats to 12 decimals: sums
+    over labels in the order the database returns them may differ in the last bit."""
     fields = [name for name in COMPUTED_FIELDS if name != "computed_at"]
     workers = list(
         WorkerQuality.objects.filter(campaign=campaign).order_by("worker_id").values_list("worker_id", *fields)
@@ -36,7 +37,17 @@ def stored(campaign) -> tuple[list, dict]:
         row.topic_id: (row.figures, row.workers, row.inputs_digest)
         for row in QualityStatistics.objects.filter(campaign=campaign)
     }
-    return workers, statistics
+    return _rounded(workers), _rounded(statistics)
+
+
+def _rounded(value):
+    if isinstance(value, float):
+        return round(value, 12)
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_rounded(item) for item in value)
+    return value
 
 
 def refresh_equals_recompute(campaign) -> set[int]:

@@ -244,7 +244,8 @@ def start_worker(worker_database_url, fault_redis, local_endpoint, settings, tmp
         # Sessions of killed processes may still wait on a lock: end them before the flush.
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s"
+                " AND datname = current_database()",
                 [WORKER_DB_APPLICATION],
             )
         app.conf.update(**previous)
@@ -296,7 +297,8 @@ def worker_sessions_waiting() -> int:
     """How many of the worker's database sessions wait for a lock (live or orphaned)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = 'Lock'",
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = 'Lock'"
+            " AND datname = current_database()",  # not another pytest-xdist runner's database
             [WORKER_DB_APPLICATION],
         )
         return cursor.fetchone()[0]

@@ -165,7 +165,9 @@ def test_one_pass_at_a_time_and_the_lock_goes_with_its_holder():
     assert campaign.topics.get().state == Topic.State.COMPARISONS
     with connection.cursor() as cursor:  # and the pass let go of it
         cursor.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s", [workflow.LOOP_LOCK_KEY]
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            [workflow.LOOP_LOCK_KEY],
         )
         assert cursor.fetchone()[0] == 0
 
@@ -175,7 +177,9 @@ def _advisory_locks_gone(timeout: float = 10) -> None:
     while True:
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s", [workflow.LOOP_LOCK_KEY]
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                [workflow.LOOP_LOCK_KEY],
             )
             if cursor.fetchone()[0] == 0:
                 return
