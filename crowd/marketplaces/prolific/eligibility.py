@@ -59,21 +59,17 @@ def choices_from_catalogue(catalogue: dict[str, dict[str, str]]) -> Choices:
     id → label, as Prolific's GET /api/v1/filters/ gives them), found by label. A filter the
     catalogue lacks keeps the built-in ids, and `problem` names it."""
     missing = [filter_id for filter_id in (COUNTRY, FIRST_LANGUAGE) if not catalogue.get(filter_id)]
-    if missing:
-        return Choices(
-            source="Prolific" if len(missing) < 2 else "",
-            problem=f"Prolific's list of filters has no {' or '.join(missing)}: the built-in ids are shown.",
-            countries=_by_label(catalogue[COUNTRY], COUNTRIES) if COUNTRY not in missing else COUNTRIES,
-            first_languages=(
-                _by_label(catalogue[FIRST_LANGUAGE], FIRST_LANGUAGES)
-                if FIRST_LANGUAGE not in missing
-                else FIRST_LANGUAGES
-            ),
-        )
+
+    def offered(filter_id: str, built_in: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return built_in if filter_id in missing else _by_label(catalogue[filter_id], built_in)
+
     return Choices(
-        countries=_by_label(catalogue[COUNTRY], COUNTRIES),
-        first_languages=_by_label(catalogue[FIRST_LANGUAGE], FIRST_LANGUAGES),
-        source="Prolific",
+        countries=offered(COUNTRY, COUNTRIES),
+        first_languages=offered(FIRST_LANGUAGE, FIRST_LANGUAGES),
+        source="Prolific" if len(missing) < 2 else "",
+        problem=f"Prolific's list of filters has no {' or '.join(missing)}: the built-in ids are shown."
+        if missing
+        else "",
     )
 
 
