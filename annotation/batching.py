@@ -185,7 +185,7 @@ def comparison_tasks_build(
 
     Each task holds its group in a shuffled order (seeded by `seed`, by default by topic and
     number), so the selector's order shows nowhere; each worker starts from their own
-    shuffle of it (crowd.answers.content.start_order), the preview from this one.
+    shuffle of it (crowd.hit_page.content.start_order), the preview from this one.
     Calling again with the same groups returns the existing batch; other groups → Conflict.
     """
     wanted = _groups_check(groups)

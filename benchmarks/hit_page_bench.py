@@ -42,8 +42,8 @@ from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import setup_test_environment, teardown_test_environment  # noqa: E402
 from django.urls import include, path  # noqa: E402
 
-from annotation.hit_page.tokens import submit_token_make  # noqa: E402
 from annotation.models import Batch, Campaign, Proposition, Task, TaskItem, Topic  # noqa: E402
+from crowd.hit_page.tokens import submit_token_make  # noqa: E402
 from crowd.models import Assignment, Worker  # noqa: E402
 
 TURK_SUBMIT_TO = "https://workersandbox.mturk.com"

@@ -298,10 +298,10 @@ def round_build(*, hits: int):
     from annotation.models import Campaign, Proposition, Task, Topic
     from annotation.text import normalize_text, proposition_text
     from crowd import models as crowd
-    from crowd.localturk import models as turk
-    from crowd.localturk.questions import answers_xml
     from crowd.marketplaces.mturk.client import external_question
     from crowd.work.publishing import hit_url
+    from rehearsal.localturk import models as turk
+    from rehearsal.localturk.questions import answers_xml
 
     campaign = Campaign.objects.create(
         name="Sync bench",

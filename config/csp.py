@@ -1,5 +1,5 @@
 """The Content-Security-Policy of every page, in one place (config/security.py sends it on
-ordinary pages, annotation/hit_page/headers.py on the HIT page, the error views on theirs)."""
+ordinary pages, crowd/hit_page/headers.py on the HIT page, the error views on theirs)."""
 
 
 def page_policy(*, frame_ancestors: str, inline_style: bool = False, form_targets: tuple[str, ...] = ()) -> str:

@@ -18,9 +18,9 @@ from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.views import defaults
 
-from annotation.hit_page.headers import hit_frame_ancestors
 from config.csp import page_policy
 from config.errors import ApplicationError, NotFound
+from config.hit_hooks import hit_frame_ancestors
 
 FRAMED_PREFIXES = ("/hit/", "/s/")
 JSON_PREFIXES = ("/api/",)

@@ -13,8 +13,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
-from annotation.hit_page.headers import hit_frame_ancestors
 from config.csp import page_policy
+from config.hit_hooks import hit_frame_ancestors
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 10

@@ -1,7 +1,7 @@
 """Security middleware: a Content-Security-Policy on every page, and rate limits on the
 endpoints crowdworkers post to.
 
-CSP. HIT pages send their own policy (annotation/hit_page/headers.py: framed by MTurk's worker
+CSP. HIT pages send their own policy (crowd/hit_page/headers.py: framed by MTurk's worker
 sites). Every other response gets `default-src 'self'` with no inline script or style, and
 `frame-ancestors` matching its X-Frame-Options ('none' for DENY, 'self' for SAMEORIGIN).
 The API's Swagger UI injects its own <style> elements, so /api/docs/ allows inline style
@@ -34,10 +34,9 @@ from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
-from annotation.hit_page.headers import hit_frame_ancestors
-from annotation.hit_page.tokens import submit_token_digest
 from config.client_address import client_address
 from config.csp import page_policy
+from config.hit_hooks import hit_frame_ancestors, submit_token_digest
 
 logger = logging.getLogger(__name__)
 SUBMIT_PATHS = re.compile(r"^/(hit/(?P<task>[0-9a-f-]{36})/submit/|s/(?P<session>[0-9a-f-]{36})/mturk/externalSubmit)$")

@@ -48,9 +48,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "annotation",
     "crowd",
-    "crowd.localturk",
-    "crowd.localprolific",
+    "rehearsal.localturk",
+    "rehearsal.localprolific",
     "ranking",
+    "dashboard",
 ]
 
 MIDDLEWARE = [

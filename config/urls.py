@@ -13,15 +13,15 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),  # before auth.urls' own
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/", include("config.api_urls")),
-    path("hit/", include("annotation.hit_page.urls")),
-    path("s/", include("crowd.sessions.urls")),
-    path("", include("crowd.urls")),
-    path("", include("annotation.dashboard.urls")),
-    path("", include("ranking.urls")),
+    path("api/", include("dashboard.api.urls")),
+    path("hit/", include("crowd.hit_page.urls")),
+    path("s/", include("crowd.channels.urls")),
+    path("", include("dashboard.crowd_urls")),
+    path("", include("dashboard.urls")),
+    path("", include("dashboard.ranking_urls")),
 ]
 
 if settings.LOCALTURK_ENABLED:
-    urlpatterns.append(path("localturk/", include("crowd.localturk.urls")))
+    urlpatterns.append(path("localturk/", include("rehearsal.localturk.urls")))
 if settings.LOCALPROLIFIC_ENABLED:
-    urlpatterns.append(path("localprolific/", include("crowd.localprolific.urls")))
+    urlpatterns.append(path("localprolific/", include("rehearsal.localprolific.urls")))

@@ -261,7 +261,7 @@ class Assignment(models.Model):
         db_default=models.Value([], output_field=models.JSONField()),
         blank=True,
         help_text="Proposition ids in the order this worker was shown them, top first: an ordering HIT's own "
-        "shuffled starting order (crowd.answers.content.start_order).",
+        "shuffled starting order (crowd.hit_page.content.start_order).",
     )
     accepted_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField()

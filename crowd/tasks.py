@@ -13,12 +13,13 @@ from celery import shared_task
 from django.db import OperationalError
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
+from crowd.channels.registry import channels_sync
 from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.work.chunks import Chunk
 from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish
-from crowd.work.sync import channels_sync, chunk_sync
+from crowd.work.sync import chunk_sync
 
 logger = logging.getLogger(__name__)
 # A chunk task older than this has long been done by its pass: the queue drops it unrun.

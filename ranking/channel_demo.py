@@ -16,9 +16,9 @@ import requests
 
 from annotation.campaigns import campaign_update
 from annotation.models import Campaign, Proposition, Topic
-from crowd.channels import channel_set
+from crowd.channels.links import links
+from crowd.channels.settings import channel_set
 from crowd.models import Study
-from crowd.sessions import links
 from crowd.simulation.hits import SimulationReport
 from crowd.simulation.sessions import links_simulate, prolific_simulate
 from ranking.demo import DemoReport, RoundProgress, answers_reporter, topic_statuses

@@ -30,8 +30,8 @@ from annotation.campaigns import campaign_create
 from annotation.importing.importers import propositions_import
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from config.errors import ApplicationError
+from crowd.channels.links import links
 from crowd.models import HIT, Assignment
-from crowd.sessions import links
 from crowd.simulation.hits import SimulationReport, crowd_simulate
 from ranking import stats
 from ranking.export import ranking_rows

@@ -19,7 +19,7 @@ from annotation.models import Proposition, Topic
 from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
-from crowd.sessions.links import answer_consent_versions
+from crowd.sessions.consent import answer_consent_versions
 from ranking.models import PropositionScore
 
 if TYPE_CHECKING:  # for mypy's Django plugin only: the annotations of `ranked_with_ties`
@@ -178,7 +178,7 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     assignment → label, each by index), as the pipeline reads them: an answer labels only its
     task's propositions, and asked by the proposition's topic the planner joins every label of
     the campaign. `consent_version` is the version of the consent text the answer was given
-    under (crowd.sessions.links.answer_consent_versions), empty without one."""
+    under (crowd.sessions.consent.answer_consent_versions), empty without one."""
     excluded = excluded_worker_ids(topic.campaign_id)
     consents = answer_consent_versions(topic=topic)
     kept = confirmed("assignment__") & Q(assignment__task__batch__topic=topic)

@@ -35,12 +35,12 @@ from django.db import connection
 from annotation.campaigns import campaign_finish
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
+from crowd.channels.registry import channels_sync_report
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.tasks import sync_chunks_dispatch
 from crowd.work.expiry import batch_expire
 from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import PublishResult, batch_publish, topic_publish
-from crowd.work.sync import channels_sync_report
 from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
 
 logger = logging.getLogger(__name__)

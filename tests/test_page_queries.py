@@ -10,12 +10,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
-from crowd.localturk.models import Requester
 from crowd.models import Assignment, Comparison, LikertLabel, ParticipantLink, WorkerQuality
 from crowd.work.review import review_record
 from ranking.models import PropositionScore, RankingSnapshot
 from ranking.ranking_report import PAGE_SIZE
-from tests.api.conftest import client_for
+from rehearsal.localturk.models import Requester
+from tests.dashboard.api.conftest import client_for
 from tests.factories import (
     AssignmentFactory,
     BatchFactory,

@@ -11,8 +11,8 @@ import redis
 from django.core.cache import caches
 from django.test import Client
 
-from annotation.hit_page.tokens import submit_token_digest, submit_token_make
 from config.security import WINDOW_SECONDS
+from crowd.hit_page.tokens import submit_token_digest, submit_token_make
 from crowd.models import Assignment
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory
 from tests.services import free_port, redis_database

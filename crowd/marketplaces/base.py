@@ -28,6 +28,7 @@ from config.errors import ApplicationError
 
 if TYPE_CHECKING:
     from annotation.models import Batch, Campaign
+    from crowd.models import WorkSession
 
 # ---- Errors ------------------------------------------------------------------------------
 
@@ -267,6 +268,8 @@ class ChannelPolicy:
     after_publish: str = ""
     # Sections of the campaign's channel page that only this channel has ("studies", "links").
     page_sections: tuple[str, ...] = ()
+    # The session page's answer to a session its channel has not confirmed.
+    session_unconfirmed_wording: str = "This session cannot continue: open the task again from where you found it."
 
     # -- wording and environments
 
@@ -319,6 +322,11 @@ class ChannelPolicy:
 
     def opening(self, *, batch: "Batch") -> Opening | None:
         """Submissions opening `batch` pays for (submission channels); None otherwise."""
+        return None
+
+    def session_completion_url(self, session: "WorkSession") -> str | None:
+        """Where a finished session goes to be paid (Prolific's completion URL with the study's
+        code); None: the session page thanks the participant itself."""
         return None
 
     # -- switches and checks

@@ -182,7 +182,7 @@ class SessionMarketplace:
 
     def hit_expire(self, hit_id: str) -> None:
         """Nothing remote: sessions stop getting tasks of an expired HIT (crowd.work.expiry sets
-        its expiration); a Prolific study is stopped by crowd.sessions.studies once its batch ends."""
+        its expiration); a Prolific study is stopped by crowd.channels.prolific.study_sync once its batch ends."""
 
     def hit_delete(self, hit_id: str) -> None:
         """Nothing remote: the HIT row stays as the record of what was offered."""

@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 db_default=models.Value([], output_field=models.JSONField()),
                 default=list,
-                help_text="Proposition ids in the order this worker was shown them, top first: an ordering HIT's own shuffled starting order (crowd.answers.content.start_order).",
+                help_text="Proposition ids in the order this worker was shown them, top first: an ordering HIT's own shuffled starting order (crowd.hit_page.content.start_order).",
             ),
         ),
     ]

@@ -142,7 +142,7 @@ def counted_votes(*, campaign_id: int) -> CountedVotes:
 
 def hit_times(*, campaign_id: int, kind: str) -> list[Time]:
     """(worker, task kind, seconds on the task) of each counted assignment of the campaign's
-    tasks of `kind` whose time on task was recorded (crowd.answers.store.time_on_task)."""
+    tasks of `kind` whose time on task was recorded (crowd.hit_page.store.time_on_task)."""
     return [
         (worker, task_kind, milliseconds / 1000)
         for worker, task_kind, milliseconds in Assignment.objects.counted()

@@ -129,7 +129,7 @@ def session_worker(*, channel: str, external_id: str) -> Worker:
 
 def study_session_open(*, study: Study, worker: Worker, submission_id: str, submission_status: str) -> WorkSession:
     """The participant's one session on a Prolific study, opened on first arrival, confirmed by
-    the submission Prolific listed for them (crowd.sessions.studies.study_arrive asks first;
+    the submission Prolific listed for them (crowd.channels.prolific.study_sync.study_arrive asks first;
     its id is the SESSION_ID)."""
     campaign = study.batch.topic.campaign
     confirmed = {

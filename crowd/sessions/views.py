@@ -1,4 +1,6 @@
-"""The participant's side of a session (Prolific or a participant link), mounted at /s/.
+"""The participant's side of a session (Prolific or a participant link), mounted at /s/
+(crowd/channels/urls.py). How a participant arrives is their channel's
+(crowd/channels/<channel>/views.py); from then on every channel's session is the same.
 
 A session page shows "Task 3 of 10" above the ordinary HIT page, framed from our own
 origin, with the hold's assignmentId, the participant's workerId and turkSubmitTo = the
@@ -7,103 +9,19 @@ session's address. The HIT page stores the answer and posts its copy to
 window on to the next task, or to the channel's completion step after the last one.
 """
 
-import re
-
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from annotation.hit_page.params import HitParams
-from annotation.models import Campaign
 from config.errors import ApplicationError, NotFound
-from crowd.marketplaces.base import MarketplaceUnavailable
-from crowd.marketplaces.prolific.participants import NOT_LISTED, RETRY_AFTER_SECONDS, UNREACHABLE
-from crowd.marketplaces.prolific.studies import completion_url
-from crowd.models import ParticipantLink, Study, WorkSession
-from crowd.sessions import holds, studies
-
-Channel = Campaign.Channel
-PARTICIPANT_CODE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
-PROLIFIC_ID = re.compile(r"[A-Za-z0-9]{1,40}")
-
-
-# ---- Arrival -----------------------------------------------------------------------------------
-
-
-@require_GET
-def prolific_arrival(request: HttpRequest) -> HttpResponse:
-    """Prolific's study URL: PROLIFIC_PID, STUDY_ID and SESSION_ID in the query. A place is
-    taken only once Prolific lists that submission (crowd.sessions.studies.study_arrive)."""
-    pid = request.GET.get("PROLIFIC_PID", "").strip()
-    study_id = request.GET.get("STUDY_ID", "").strip()
-    session_id = request.GET.get("SESSION_ID", "").strip()
-    if not (PROLIFIC_ID.fullmatch(pid) and PROLIFIC_ID.fullmatch(study_id) and PROLIFIC_ID.fullmatch(session_id)):
-        return _message(
-            request,
-            "This link is incomplete",
-            "Please open the study from Prolific: the address needs your Prolific ID, the study and the session.",
-            status=400,
-        )
-    study = Study.objects.select_related("batch__topic__campaign").filter(study_id=study_id).first()
-    if study is None:
-        return _message(request, "Unknown study", "There is no such study here. Please return it on Prolific.", 404)
-    try:
-        session = studies.study_arrive(study=study, participant_id=pid, session_id=session_id)
-    except MarketplaceUnavailable:
-        response = _message(request, "Please try again in a minute", UNREACHABLE, 503)
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
-    except ApplicationError as refused:
-        return _message(request, "Cannot start", refused.message, refused.http_status)
-    return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
-
-
-@require_http_methods(["GET", "POST"])
-def link_page(request: HttpRequest, token: str) -> HttpResponse:
-    """A participant link: the participant's progress, and a button to start (or resume)."""
-    link = ParticipantLink.objects.select_related("campaign", "worker").filter(token=token).first()
-    if link is None:
-        return _message(request, "Unknown link", "This link does not exist. Check the address you were given.", 404)
-    if link.revoked:
-        return _message(request, "This link was withdrawn", "The researcher has closed this link. Thank you.", 410)
-    error = ""
-    code = ""
-    worker = link.worker
-    if request.method == "POST":
-        if link.kind == ParticipantLink.Kind.OPEN:
-            code = request.POST.get("code", "").strip()
-            if not PARTICIPANT_CODE.fullmatch(code):
-                error = "Enter the participant code you were given: letters, digits, dots, dashes or underscores."
-            else:
-                worker = holds.session_worker(channel=Channel.LINKS, external_id=f"link{link.pk}-{code}")
-        if not error:
-            # A personal link is created with its worker; an open one got it from the code above.
-            assert worker is not None, "a personal link has its worker"
-            if holds.worker_turned_away(campaign=link.campaign, worker=worker):
-                return render(request, "session/unavailable.html", status=403)
-            try:
-                session = holds.link_session_open(link=link, worker=worker)
-            except ApplicationError as failure:
-                return _message(request, "Cannot start", failure.message, failure.http_status)
-            return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
-    done = 0 if worker is None else worker.assignments.filter(task__batch__topic__campaign=link.campaign).count()
-    return render(
-        request,
-        "session/link.html",
-        {
-            "link": link,
-            "done": done,
-            "per_session": link.campaign.tasks_per_session,
-            "asks_code": link.kind == ParticipantLink.Kind.OPEN,
-            "code": code,
-            "error": error,
-        },
-        status=400 if error else 200,
-    )
-
+from crowd.hit_page.params import HitParams
+from crowd.marketplaces.registry import channel_policy
+from crowd.models import WorkSession
+from crowd.sessions import holds
+from crowd.sessions.messages import message_page
 
 # ---- The session ---------------------------------------------------------------------------------
 
@@ -113,13 +31,13 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
     try:
         session = holds.session_get(key)
     except NotFound as error:
-        return _message(request, "Unknown session", error.message, 404)
+        return message_page(request, "Unknown session", error.message, 404)
     if not holds.session_is_confirmed(session):  # opened before arrivals were checked with Prolific
-        return _message(request, "Cannot continue", NOT_LISTED, 403)
+        return message_page(request, "Cannot continue", _unconfirmed(session), 403)
     if holds.worker_turned_away(campaign=session.campaign, worker=session.worker):
         return render(request, "session/unavailable.html", status=403)
     if session.status == WorkSession.Status.ABANDONED:
-        return _message(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
+        return message_page(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
     if session.status == WorkSession.Status.ACTIVE and holds.consent_due(session):
         return _consent_page(request, session)
     hold = holds.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
@@ -156,7 +74,7 @@ def session_consent(request: HttpRequest, key) -> HttpResponse:
     try:
         session = holds.session_get(key)
     except NotFound as error:
-        return _message(request, "Unknown session", error.message, 404)
+        return message_page(request, "Unknown session", error.message, 404)
     if request.POST.get("agree") != "yes":
         return _consent_page(request, session, error="Tick the box to agree, or close this page if you do not.")
     if session.status == WorkSession.Status.ACTIVE and holds.session_is_confirmed(session):
@@ -207,9 +125,10 @@ def _completion(request: HttpRequest, session: WorkSession) -> HttpResponse:
     """The channel's completion step; the Prolific completion code appears only here, and only
     for a confirmed session that finished its tasks."""
     if not holds.completion_due(session):
-        return _message(request, "Cannot continue", NOT_LISTED, 403)
-    if session.study is not None:
-        return HttpResponseRedirect(completion_url(session.study))
+        return message_page(request, "Cannot continue", _unconfirmed(session), 403)
+    completion_url = channel_policy(session.campaign.channel).session_completion_url(session)
+    if completion_url is not None:
+        return HttpResponseRedirect(completion_url)
     done = holds.progress(session).done
     return render(request, "session/finished.html", {"session": session, "done": done})
 
@@ -222,8 +141,8 @@ def _nothing_left(request: HttpRequest, session: WorkSession) -> HttpResponse:
         )
     else:
         text = "There are no tasks for you right now. Please come back later through the same link."
-    return _message(request, "No tasks available", text)
+    return message_page(request, "No tasks available", text)
 
 
-def _message(request: HttpRequest, title: str, text: str, status: int = 200) -> HttpResponse:
-    return render(request, "session/message.html", {"title": title, "text": text}, status=status)
+def _unconfirmed(session: WorkSession) -> str:
+    return channel_policy(session.campaign.channel).session_unconfirmed_wording

@@ -175,7 +175,7 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
 # The labels and votes of a topic's counted answers, and those its published tasks expect, are
 # the bulk of the rows a page would read, and they change only with a set of rows the page reads
 # anyway: the counted answers of each kind (a label or vote is written once, with its
-# assignment: crowd.answers.store), the published tasks (a task's items are written with it and a
+# assignment: crowd.hit_page.store), the published tasks (a task's items are written with it and a
 # HIT is never taken back). Each figure is kept under a fingerprint of the set it was counted
 # over — how many rows, the sum of their ids — as the counting query itself saw it. A page whose
 # set changed since (an answer confirmed or rejected, a batch published) misses it and counts

@@ -20,7 +20,7 @@ The HITs go in chunks of CHUNK_SIZE, which the pass and every Celery worker take
 2. In one transaction the chunk's HIT rows, then our answers to their tasks, are locked (a
    query each), and each listed assignment is matched with our answer by (assignment id,
    worker): found → `verified`; missing (the worker's post to us failed) → MTurk's answer XML
-   is parsed and stored through the HIT page's own `crowd.answers.store.answer_submit`, then
+   is parsed and stored through the HIT page's own `crowd.hit_page.store.answer_submit`, then
    marked `recovered`; approved or rejected at the marketplace (auto-approval, the requester
    website) → recorded, with its ledger entry. Our answers still `pending` that the
    marketplace does not list become `unverified` (never counted) once the HIT is collected
@@ -55,11 +55,11 @@ from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from annotation.hit_page.answers import InvalidAnswer
 from annotation.models import Campaign
 from config.errors import ApplicationError, Conflict
-from crowd.answers.content import hit_content_get
-from crowd.answers.store import answer_submit
+from crowd.hit_page.answers import InvalidAnswer
+from crowd.hit_page.content import hit_content_get
+from crowd.hit_page.store import answer_submit
 from crowd.marketplaces.base import (
     InvalidRemoteAnswer,
     Marketplace,
@@ -70,8 +70,6 @@ from crowd.marketplaces.base import (
 )
 from crowd.marketplaces.registry import channel_policy, marketplace_for, policies
 from crowd.models import CONFIRMED, HIT, Assignment, WorkerQuality, confirmed
-from crowd.sessions.holds import sessions_verify
-from crowd.sessions.studies import studies_sync
 from crowd.work import ledger
 from crowd.work.chunks import Chunk, Dispatch, chunk_work, chunks_work
 from crowd.work.review import Review, approve_at_marketplace, reviews_record
@@ -257,20 +255,6 @@ def pending_sweep(*, now: datetime) -> int:
     if swept:
         logger.warning("%d stored answer(s) their channel never confirmed marked unverified", swept)
     return swept
-
-
-def channels_sync(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> dict:
-    """One sync of everything: answers of session channels matched with their holds, every
-    open HIT with news of every channel, then Prolific's submissions (crowd.sessions.studies)."""
-    return channels_sync_report(now=now, dispatch=dispatch)[1]
-
-
-def channels_sync_report(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> tuple[SyncReport, dict]:
-    """`channels_sync` for the loop's owner: the HIT sync's report and the whole summary."""
-    verified = sessions_verify(now=now)
-    report = assignments_sync(now=now, dispatch=dispatch)
-    studies = studies_sync(now=now)
-    return report, {**report.as_dict(), "sessions": asdict(verified), "studies": asdict(studies)}
 
 
 # ---- One chunk ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /* The Channel page's "New links" form: its labels name personal links only, so while another
    kind is chosen the field is hidden and left out of the post (the server ignores labels for
-   an open link anyway: crowd.forms.LinksForm). Without this script the field stays in view.
+   an open link anyway: dashboard.channel_forms.LinksForm). Without this script the field stays in view.
    No dependencies, no inline script (the CSP forbids it). */
 (function () {
   "use strict";

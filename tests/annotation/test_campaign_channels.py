@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from annotation.models import Campaign
 from crowd.marketplaces.mturk.policy import CLOSED_NOTE
 from crowd.marketplaces.registry import channel_choices, channel_policy
-from tests.annotation.test_dashboard import CREATE_FORM
+from tests.dashboard.test_views import CREATE_FORM
 from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db

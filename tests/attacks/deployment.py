@@ -34,7 +34,7 @@ from tests.test_security import _production_env
 
 ROOT = Path(__file__).resolve().parents[2]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
-# The token the local Prolific endpoint accepts (the test process's settings, tests/crowd/prolific).
+# The token the local Prolific endpoint accepts (the test process's settings, tests/crowd/channels/prolific).
 PROLIFIC_TOKEN = "test-prolific-token"
 
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the throw-away certificate

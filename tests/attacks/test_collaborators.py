@@ -31,10 +31,10 @@ from rest_framework.test import APIClient
 
 from annotation.members import member_set
 from annotation.models import Campaign, CampaignMember
+from crowd.channels.links.links import link_url as links_url
+from crowd.channels.links.links import links_issue
 from crowd.models import ParticipantLink, WorkerQuality
-from crowd.sessions.links import link_url as links_url
-from crowd.sessions.links import links_issue
-from tests.annotation.test_dashboard import CREATE_FORM
+from tests.dashboard.test_views import CREATE_FORM
 from tests.factories import (
     AssignmentFactory,
     BatchFactory,

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation.models import ImportRecord, Proposition, Topic
-from tests.api.conftest import client_for
+from tests.dashboard.api.conftest import client_for
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 # The campaign page asks the marketplace for its balance: a port nobody listens on.

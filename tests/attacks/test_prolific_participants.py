@@ -15,9 +15,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-from annotation.hit_page.params import HitParams
 from annotation.models import Campaign
-from crowd.localprolific import faults
+from crowd.hit_page.params import HitParams
 from crowd.models import Assignment, Study, TaskHold, Worker, WorkSession
 from crowd.sessions import holds
 from crowd.simulation.hits import (
@@ -33,8 +32,9 @@ from crowd.simulation.sessions import Participant
 from crowd.work.publishing import batch_publish
 from ranking.channel_demo import local_prolific_starter
 from ranking.workflow import loop_run
+from rehearsal.localprolific import faults
+from tests.crowd.channels.prolific.conftest import _own_server_threads_joined, local_prolific, waits  # noqa: F401
 from tests.crowd.factories import prolific_batch
-from tests.crowd.prolific.conftest import _own_server_threads_joined, local_prolific, waits  # noqa: F401
 
 pytestmark = [pytest.mark.attacks, pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
 
@@ -199,7 +199,7 @@ def test_answers_of_sessions_prolific_does_not_list_are_never_verified(local_pro
     assert not Assignment.objects.counted().exists()
     assert set(WorkSession.objects.values_list("status", flat=True)) == {WorkSession.Status.ABANDONED}
     assert not TaskHold.objects.filter(released_at__isnull=True).exists()  # every place free again
-    assert report.sync["studies"]["withdrawn"] == 2
+    assert report.sync["prolific"]["withdrawn"] == 2
     for session in (pending, earlier):
         page = Client().get(reverse("sessions:session", args=[session.key]))
         assert page.status_code == 403 and study.completion_code not in page.content.decode()

@@ -16,8 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Campaign
+from crowd.channels.links import links
 from crowd.models import Assignment, Comparison, LikertLabel, ParticipantLink, TaskHold, WorkSession
-from crowd.sessions import links
 from ranking.models import PropositionScore
 from tests.factories import (
     AssignmentFactory,

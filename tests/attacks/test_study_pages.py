@@ -16,10 +16,10 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 
-from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from annotation.models import Batch, Campaign, Task
+from crowd.channels.links import links
+from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from crowd.models import HIT, Assignment, LikertLabel, TaskHold, Worker, counted
-from crowd.sessions import links
 from crowd.simulation.hits import forms_parse
 from tests.crowd.sessions.conftest import links_batch
 from tests.factories import PropositionFactory, TopicFactory

@@ -9,9 +9,9 @@ from uuid import UUID
 import pytest
 from django.core.cache import cache
 
-from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from annotation.models import Batch, Task
-from crowd.answers.content import ProcessCache
+from crowd.hit_page.content import ProcessCache
+from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from crowd.models import Assignment, Comparison, LikertLabel
 from tests.browser.conftest import PHONE
 from tests.factories import (
@@ -260,7 +260,7 @@ def test_each_worker_starts_from_their_own_order_and_it_is_stored(live_server, p
     cache.clear()
     ProcessCache.clear_all()  # pages cached under this fixed uuid by other tests
     task = _task(Batch.Kind.COMPARISON)
-    # A fixed uuid pins each worker's order (crowd.answers.content.start_order): these two differ.
+    # A fixed uuid pins each worker's order (crowd.hit_page.content.start_order): these two differ.
     Task.objects.filter(pk=task.pk).update(uuid=UUID("5a1e0ce0-0000-4000-8000-000000000001"))
     task.refresh_from_db()
     ids = [p.pk for p in ordered_propositions(task)]

@@ -1,5 +1,5 @@
 """The campaign page's figures update without a reload, in Chromium (static/js/campaign-progress.js
-reading annotation.dashboard.progress_views): under the page's CSP, with no console error, and a
+reading dashboard.progress_views): under the page's CSP, with no console error, and a
 reload offered, not forced, when a batch appears that the page has no place for."""
 
 import pytest
@@ -7,8 +7,8 @@ from playwright.sync_api import expect
 
 from annotation.models import Batch, Topic
 from crowd.models import Assignment
-from tests.annotation.test_dashboard import topic_with_work
 from tests.browser.test_long_lists_browser import PASSWORD, log_in
+from tests.dashboard.test_views import topic_with_work
 from tests.factories import BatchFactory, CampaignFactory
 
 pytestmark = pytest.mark.browser

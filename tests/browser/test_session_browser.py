@@ -5,8 +5,8 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Campaign
+from crowd.channels.links import links
 from crowd.models import Assignment, LikertLabel, WorkSession
-from crowd.sessions import links
 from crowd.work.publishing import batch_publish
 from tests.crowd.factories import likert_batch
 

@@ -7,9 +7,9 @@ from urllib.parse import urlencode, urljoin
 import pytest
 import requests
 
-from crowd.localturk import faults
 from crowd.marketplaces.mturk import client as mturk
 from crowd.simulation.hits import EXTERNAL_SUBMIT_FORM_ID, HIT_FORM_ID, forms_parse
+from rehearsal.localturk import faults
 
 
 class TurkWorker:

@@ -8,12 +8,14 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from crowd.channels.links import links
+from crowd.channels.registry import channels_sync
 from crowd.models import HIT, Assignment, Bonus, LedgerEntry
-from crowd.sessions import holds, links
+from crowd.sessions import holds
 from crowd.work import ledger, review
 from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish
-from crowd.work.sync import assignments_sync, channels_sync
+from crowd.work.sync import assignments_sync
 from tests.factories import AssignmentFactory, CampaignFactory
 
 from .factories import likert_batch

@@ -11,13 +11,13 @@ from django.core.management import CommandError, call_command
 from annotation.batching import comparison_tasks_build
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
-from crowd.localturk import faults
 from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.models import HIT, HITType, LedgerEntry
 from crowd.tasks import expire_batch, publish_batch, sync_open_hits
 from crowd.work import ledger, publishing
 from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import batch_publish
+from rehearsal.localturk import faults
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 from .factories import likert_batch

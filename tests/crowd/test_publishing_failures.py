@@ -12,11 +12,11 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Campaign, Topic
-from crowd.localturk import faults
 from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.models import HIT, HITType, LedgerEntry, Study
 from crowd.work import ledger
 from crowd.work.publishing import batch_publish
+from rehearsal.localturk import faults
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 from tests.services import free_port
 

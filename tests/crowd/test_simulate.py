@@ -12,15 +12,15 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.models import Campaign, Proposition, Topic
-from crowd.management.commands.simulate_crowd import SIMULATED_LINK_LABEL
+from crowd.channels.links import links
 from crowd.models import Assignment, LikertLabel, ParticipantLink, WorkSession
-from crowd.sessions import links
 from crowd.simulation import hits as simulate
 from crowd.simulation.hits import CONSTANT_SPAMMER, DILIGENT, RANDOM_SPAMMER, TRAP_BLIND, Judge, SimulatedWorker
 from crowd.simulation.truth import TruthFileInvalid, truth_read
 from crowd.work.publishing import batch_publish
 from crowd.work.sync import assignments_sync
-from tests.crowd.prolific.conftest import TOKEN
+from ranking.management.commands.simulate_crowd import SIMULATED_LINK_LABEL
+from tests.crowd.channels.prolific.conftest import TOKEN
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 from .factories import likert_batch, prolific_batch, session_batch

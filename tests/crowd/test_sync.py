@@ -11,15 +11,16 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Batch
-from crowd.localturk import faults
+from crowd.channels.links import links
 from crowd.marketplaces.mturk.answers import InvalidAnswerXML, answer_fields
 from crowd.models import HIT, Assignment, LikertLabel, Worker, WorkerQuality
-from crowd.sessions import holds, links
+from crowd.sessions import holds
 from crowd.tasks import sync_open_hits
 from crowd.work import ledger
 from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish
 from crowd.work.sync import assignments_sync
+from rehearsal.localturk import faults
 from tests.factories import AssignmentFactory
 
 from .factories import likert_batch

@@ -7,12 +7,12 @@ from django.db import connection
 from django.utils import timezone
 
 from config.celery import app
-from crowd.localturk import faults
 from crowd.models import HIT, Assignment
 from crowd.tasks import sync_chunks_dispatch
 from crowd.work import sync
 from crowd.work.chunks import RUN_SLOT, Chunk
 from crowd.work.publishing import batch_publish
+from rehearsal.localturk import faults
 from tests.conftest import celery_connections_reset
 from tests.faults.conftest import broker_unreachable
 

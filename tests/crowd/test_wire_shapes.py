@@ -19,7 +19,6 @@ import pytest
 from botocore.validate import validate_parameters
 from django.utils import timezone
 
-from crowd.localturk.validation import params_validate
 from crowd.marketplaces.base import Publication, WorkType
 from crowd.marketplaces.mturk import client as mturk
 from crowd.marketplaces.registry import get_marketplace
@@ -28,6 +27,7 @@ from crowd.work import review
 from crowd.work.expiry import batch_expire
 from crowd.work.publishing import batch_publish, requirements_for
 from crowd.work.sync import assignments_sync
+from rehearsal.localturk.validation import params_validate
 from tests.factories import CampaignFactory
 
 from .factories import likert_batch

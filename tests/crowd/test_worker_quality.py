@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Batch
 from config.errors import ApplicationError
-from crowd.answers.content import ProcessCache, hit_content_get
-from crowd.answers.store import answer_submit
+from crowd.hit_page.content import ProcessCache, hit_content_get
+from crowd.hit_page.store import answer_submit
 from crowd.models import Assignment, LikertLabel, Worker, WorkerDecision, WorkerQuality
 from crowd.qc import worker_quality
 from crowd.qc.counted import counted_labels

@@ -3,7 +3,7 @@ tasks retry with backoff on a real worker, the publish and the sync complete, an
 created twice.
 
 botocore's own retries (10 attempts) are covered by tests/crowd/test_publishing.py and
-tests/crowd/localturk/test_faults.py; the worker here makes one attempt per call
+tests/rehearsal/localturk/test_faults.py; the worker here makes one attempt per call
 (FAULTS_MTURK_MAX_ATTEMPTS=0), so every injected fault reaches the task.
 """
 
@@ -11,12 +11,12 @@ import pytest
 
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch
-from crowd.localturk import faults
 from crowd.models import HIT, Assignment
 from crowd.simulation.hits import crowd_simulate
 from crowd.tasks import publish_batch
 from crowd.work.publishing import hit_url
 from ranking.tasks import run_loop
+from rehearsal.localturk import faults
 
 from .conftest import endpoint_hit_urls, wait_until
 from .topics import small_topic

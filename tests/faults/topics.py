@@ -5,8 +5,8 @@ import random
 
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Topic
-from crowd.answers.content import hit_content_get
-from crowd.answers.store import answer_submit
+from crowd.hit_page.content import hit_content_get
+from crowd.hit_page.store import answer_submit
 from crowd.models import Assignment
 from crowd.work.publishing import batch_publish
 from ranking.workflow import topic_step

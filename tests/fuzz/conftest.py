@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 from annotation.campaigns import campaign_create
 from annotation.importing.importers import propositions_import
 from annotation.models import Batch
-from crowd.answers.content import ProcessCache
-from tests.api.conftest import client_for
+from crowd.hit_page.content import ProcessCache
+from tests.dashboard.api.conftest import client_for
 from tests.factories import BatchFactory, PropositionFactory, TaskFactory, TopicFactory
 
 SEED_TSV = (

@@ -2,7 +2,7 @@
 an independent reading of the answer fields: the answer a correct server stores, or None
 when it must refuse them.
 
-Answer fields follow annotation/hit_page/answers.py's contract: `rating-<id>` = 1..5 once for every
+Answer fields follow crowd/hit_page/answers.py's contract: `rating-<id>` = 1..5 once for every
 statement of a Likert task, the field named exactly so (`rating-07` and `rating- 7` are no
 rating fields); `order` = every statement id of a comparison task exactly once,
 comma-separated. Values may carry white space and leading zeros; numbers stay far below

@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from config.errors import ApplicationError
-from crowd.channels import prolific_filters_set
+from crowd.channels.prolific.filter_settings import prolific_filters_set
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters, prolific_filters_check
 from tests.factories import CampaignFactory
 from tests.fuzz.examples import FUZZ, isolated

@@ -13,11 +13,11 @@ from django.test import Client
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from annotation.hit_page.answers import MAX_PROBLEMS
-from annotation.hit_page.params import PREVIEW_ASSIGNMENT_ID
-from annotation.hit_page.tokens import GRACE_SECONDS, submit_token_make
 from annotation.models import Batch
-from crowd.answers.content import hit_content_get
+from crowd.hit_page.answers import MAX_PROBLEMS
+from crowd.hit_page.content import hit_content_get
+from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID
+from crowd.hit_page.tokens import GRACE_SECONDS, submit_token_make
 from crowd.models import Assignment
 from tests.factories import ordered_propositions
 from tests.fuzz.examples import FUZZ, FUZZ_SLOW, answer_counts, isolated

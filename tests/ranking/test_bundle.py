@@ -16,7 +16,7 @@ from annotation.models import Campaign, Proposition, Topic
 from crowd.models import Assignment, LikertLabel
 from ranking.bundle import campaign_bundle_write
 from ranking.models import PropositionScore
-from tests.api.conftest import client_for
+from tests.dashboard.api.conftest import client_for
 from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Batch, Proposition
-from crowd.answers.content import ProcessCache
+from crowd.hit_page.content import ProcessCache
 from crowd.models import Assignment
 from ranking.export import LABEL_COLUMNS, ranked_propositions, ranking_rows, raw_label_rows, write_rows
 from ranking.models import PropositionScore

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Topic
-from crowd.answers.content import hit_content_get
-from crowd.answers.store import answer_submit
+from crowd.hit_page.content import hit_content_get
+from crowd.hit_page.store import answer_submit
 from crowd.models import Assignment, Comparison
 from ranking import pipeline, workflow
 from ranking.models import PropositionScore, RankingSnapshot

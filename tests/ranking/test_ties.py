@@ -12,7 +12,7 @@ from ranking.export import ranking_rows, write_rows
 from ranking.models import PropositionScore
 from ranking.ranking_report import PAGE_SIZE
 from ranking.ties import TieNote, tie_notes
-from tests.api.conftest import client_for
+from tests.dashboard.api.conftest import client_for
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db

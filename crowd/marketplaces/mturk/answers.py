@@ -3,7 +3,7 @@
 Each field the HIT page posted to externalSubmit becomes one `<Answer>` with the field name
 in `QuestionIdentifier` and the value in `FreeText` (or `SelectionIdentifier`s). The result
 has the shape of a posted form, `{name: [values]}`, so the HIT page's own parser
-(`annotation.hit_page.answers.answer_parse`) validates it; nothing here trusts it to fit the task.
+(`crowd.hit_page.answers.answer_parse`) validates it; nothing here trusts it to fit the task.
 """
 
 import xml.etree.ElementTree as ElementTree

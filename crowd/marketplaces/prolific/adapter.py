@@ -6,7 +6,7 @@ from decimal import Decimal
 from annotation.models import Batch
 from crowd.marketplaces.base import DuplicateRequest, NotFoundAtMarketplace
 from crowd.marketplaces.prolific.client import prolific_client
-from crowd.marketplaces.prolific.studies import study_open
+from crowd.marketplaces.prolific.study_opening import study_open
 from crowd.marketplaces.sessions import SessionMarketplace
 from crowd.models import Assignment, TaskHold
 

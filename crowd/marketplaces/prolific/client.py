@@ -2,7 +2,7 @@
 shapes are in wire.py).
 
 One client per base URL and token (settings PROLIFIC_API_URL, PROLIFIC_API_TOKEN): in the
-`local` environment our Prolific-compatible endpoint (crowd/localprolific/), in `production`
+`local` environment our Prolific-compatible endpoint (rehearsal/localprolific/), in `production`
 https://api.prolific.com/api/v1/. What fails comes out as one of the marketplace errors of
 crowd/marketplaces/base.py: `MarketplaceUnavailable` (429, 5xx, no connection, after this client's
 own retries with exponential backoff and jitter, honouring Retry-After), `NotFoundAtMarketplace`

@@ -4,7 +4,7 @@ lists their submission.
 The study URL carries PROLIFIC_PID, STUDY_ID and SESSION_ID, and anyone can type them. Prolific's
 SESSION_ID is the submission's id, so one call (GET submissions/{SESSION_ID}/) tells whether
 that submission exists in our workspace, is that participant's, in that study, and what
-status it has. Nothing here writes; the session layer (crowd/sessions/studies.py) opens the
+status it has. Nothing here writes; the session layer (crowd/channels/prolific/study_sync.py) opens the
 session only after this answered.
 """
 

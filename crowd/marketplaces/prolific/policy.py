@@ -3,7 +3,7 @@
 Prolific pays per submission: one participant's whole session, at the study's reward (tasks
 per session × the task's reward), plus its service fee (settings.PROLIFIC_SERVICE_FEE_RATE,
 42.8 % for companies), rounded half-up to the cent with no minimum, as the local endpoint
-(crowd/localprolific/) charges. Bonuses carry the same fee. It has no sandbox.
+(rehearsal/localprolific/) charges. Bonuses carry the same fee. It has no sandbox.
 """
 
 from decimal import Decimal
@@ -13,8 +13,14 @@ from django.conf import settings
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.marketplaces.base import ChannelPolicy, Opening, PaymentUnit, fee
-from crowd.marketplaces.prolific.studies import session_minutes, session_reward_cents, study_places
-from crowd.models import Study
+from crowd.marketplaces.prolific.participants import NOT_LISTED
+from crowd.marketplaces.prolific.study_opening import (
+    completion_url,
+    session_minutes,
+    session_reward_cents,
+    study_places,
+)
+from crowd.models import Study, WorkSession
 
 # Prolific's published minimum pay, in the workspace currency per hour.
 PROLIFIC_MIN_HOURLY = Decimal("8.00")
@@ -32,6 +38,7 @@ class ProlificPolicy(ChannelPolicy):
     pays_bonuses = True
     summary = "Prolific pays per session of several tasks in a row: each approved submission, plus its service fee."
     page_sections = ("studies",)
+    session_unconfirmed_wording = NOT_LISTED
     after_publish = "Participants reach the tasks from the study on Prolific; the Channel page lists its studies."
 
     def environment_choose(self, requested: str | None) -> str:
@@ -43,6 +50,9 @@ class ProlificPolicy(ChannelPolicy):
 
     def bonus_cost(self, amount: Decimal) -> Decimal:
         return amount + fee(amount, settings.PROLIFIC_SERVICE_FEE_RATE)
+
+    def session_completion_url(self, session: WorkSession) -> str | None:
+        return completion_url(session.study) if session.study is not None else None
 
     def opening(self, *, batch: Batch) -> Opening:
         """The places of the batch's study at the session reward (the study's own figures once

@@ -6,10 +6,10 @@ from decimal import Decimal as D
 
 import pytest
 
-from annotation.hit_page.headers import hit_frame_ancestors
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd.channels import channel_set
+from crowd.channels.settings import channel_set
+from crowd.hit_page.headers import hit_frame_ancestors
 from crowd.marketplaces.base import PaymentUnit
 from crowd.marketplaces.links.adapter import LinksMarketplace
 from crowd.marketplaces.mturk.client import MTurkMarketplace

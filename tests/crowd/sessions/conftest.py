@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Campaign
-from crowd.sessions import links
+from crowd.channels.links import links
 from crowd.work.publishing import batch_publish
 from tests.crowd.factories import session_batch
 

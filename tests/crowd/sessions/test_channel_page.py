@@ -45,7 +45,7 @@ def test_prolific_filters_are_checked_saved_and_shown_again(owner_client, campai
         }
     }
     page = owner_client.get("/campaigns/loans/channel/").content.decode()
-    assert 'name="approval_rate_min" value="95"' in page  # in its field, to edit (tests/crowd/test_channel_form.py)
+    assert 'name="approval_rate_min" value="95"' in page  # in its field, to edit (tests/dashboard/test_channel_form.py)
     owner_client.post("/campaigns/loans/channel/set/", {**FILTER_PAGE, "prolific_filters": ""})
     campaign.refresh_from_db()
     assert campaign.channel_settings["prolific"]["filters"] == []
@@ -119,7 +119,7 @@ def test_the_participants_table_counts_sessions_and_tasks(owner_client, campaign
     batch = links_batch()
     batch.topic.campaign.owner = campaign.owner
     batch.topic.campaign.save()
-    from crowd.sessions import links
+    from crowd.channels.links import links
 
     link = links.link_create(campaign=batch.topic.campaign, label="Dr. Expert")
     holds.link_session_open(link=link, worker=link.worker)

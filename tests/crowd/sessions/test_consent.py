@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Campaign, Topic
+from crowd.channels.links import links
 from crowd.models import TaskHold, WorkSession
-from crowd.sessions import holds, links
+from crowd.sessions import holds
 from crowd.simulation.hits import forms_parse
 from ranking.export import raw_label_rows
 

@@ -7,8 +7,9 @@ from collections import Counter
 import pytest
 from django.db import connection
 
+from crowd.channels.links import links
 from crowd.models import TaskHold
-from crowd.sessions import holds, links
+from crowd.sessions import holds
 
 from .conftest import links_batch
 

@@ -6,8 +6,8 @@ from html import unescape
 from urllib.parse import urlsplit
 
 from annotation.batching import comparison_tasks_build
+from crowd.channels.links import links
 from crowd.models import Assignment, LikertLabel, WorkSession
-from crowd.sessions import links
 from crowd.simulation.hits import forms_parse
 from crowd.work.publishing import batch_publish
 

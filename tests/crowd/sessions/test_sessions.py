@@ -8,11 +8,12 @@ from django.utils import timezone
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Proposition
 from config.errors import ApplicationError, Conflict, Gone
-from crowd.answers.content import hit_content_get
-from crowd.answers.store import answer_submit
+from crowd.channels.links import links
+from crowd.hit_page.content import hit_content_get
+from crowd.hit_page.store import answer_submit
 from crowd.models import HIT, Assignment, WorkerQuality, WorkSession
 from crowd.qc.worker_quality import campaign_quality_refresh
-from crowd.sessions import holds, links
+from crowd.sessions import holds
 from crowd.work import ledger
 from crowd.work.publishing import batch_publish
 from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory

@@ -1,0 +1,156 @@
+"""Participant links: the researcher's own crowd (students, lab volunteers, experts).
+
+A *personal* link is for one invited person: it is their identity, so whoever holds it
+works as them. An *open* link is shared with a group and asks each participant for the
+code the researcher gave them. Neither involves a marketplace or payment. Revoking a link
+stops new sessions at once and frees the task a participant holds; answers already given
+stay counted.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from annotation.models import Campaign
+from config.errors import ApplicationError
+from crowd.models import ParticipantLink, Worker, WorkerQuality, WorkSession
+from crowd.sessions import holds
+from crowd.sessions.consent import consent_version
+
+Kind = ParticipantLink.Kind
+
+
+def link_url(link: ParticipantLink) -> str:
+    return f"{settings.SITE_URL}/s/l/{link.token}/"
+
+
+@transaction.atomic
+def link_create(*, campaign: Campaign, kind: str = Kind.PERSONAL, label: str = "", created_by=None) -> ParticipantLink:
+    if kind not in Kind.values:
+        raise ApplicationError(f"A link is personal or open, not {kind!r}.", code="invalid_link_kind")
+    if campaign.channel != Campaign.Channel.LINKS:
+        raise ApplicationError(
+            f"Campaign {campaign.slug} recruits on {campaign.get_channel_display()}: switch its channel to "
+            "participant links before creating links.",
+            code="channel_mismatch",
+        )
+    link = ParticipantLink.objects.create(
+        campaign=campaign, kind=kind, token=secrets.token_urlsafe(18), label=label.strip()[:200], created_by=created_by
+    )
+    if kind == Kind.PERSONAL:
+        link.worker = Worker.objects.create(channel=Campaign.Channel.LINKS, external_id=f"link{link.pk}")
+        link.save(update_fields=["worker"])
+    return link
+
+
+def links_create(*, campaign: Campaign, labels: list[str], created_by=None) -> list[ParticipantLink]:
+    """One personal link per invited person (one label each, e.g. a name or an e-mail)."""
+    with transaction.atomic():
+        return [link_create(campaign=campaign, label=label, created_by=created_by) for label in labels]
+
+
+def links_issue(*, campaign: Campaign, kind: str, labels: list[str], created_by=None) -> list[ParticipantLink]:
+    """What a researcher asks for: one personal link per label, or one open link (the labels,
+    joined, name it)."""
+    if kind == Kind.OPEN:
+        return [link_create(campaign=campaign, kind=Kind.OPEN, label=" ".join(labels), created_by=created_by)]
+    return links_create(campaign=campaign, labels=labels, created_by=created_by)
+
+
+def link_revoke(*, link: ParticipantLink, now: datetime | None = None) -> int:
+    """Close the link; the number of sessions stopped."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        ParticipantLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=now)
+        active = list(link.sessions.filter(status=WorkSession.Status.ACTIVE))
+        for session in active:
+            holds.session_abandon(session, now=now)
+    link.refresh_from_db(fields=["revoked_at"])
+    return len(active)
+
+
+@dataclass(frozen=True)
+class ParticipantRow:
+    link: ParticipantLink
+    participant: str  # the personal link's label, or the code typed on an open link
+    sessions: int
+    finished: int
+    tasks: int
+    last_active: datetime | None
+    excluded: bool
+    consented_at: datetime | None = None  # when they last agreed to a consent page (WorkSession.consented_at)
+    consent_version: str = ""  # the first 12 hex digits of that text's consent_digest
+    consent_current: bool = False  # that text is the campaign's text now
+
+
+def _latest_consents(campaign: Campaign) -> dict[tuple[int, int], tuple[datetime | None, str]]:
+    """Each (link id, worker id)'s latest agreement to a consent page: when, and the text's digest."""
+    return {
+        (link_id, worker_id): (at, digest)
+        for link_id, worker_id, at, digest in WorkSession.objects.filter(
+            campaign=campaign, link__isnull=False, consented_at__isnull=False
+        )
+        .order_by("consented_at", "id")
+        .values_list("link_id", "worker_id", "consented_at", "consent_digest")
+    }
+
+
+def link_consent_versions(*, campaign: Campaign) -> dict[int, str]:
+    """Per link id, the version of the consent text its participants last agreed to (the
+    participants table's): a personal link's one participant; for an open link, each version
+    any of its participants last agreed to, separated by spaces. A link nobody agreed through
+    (no consent step, or not yet) is not in it."""
+    versions: dict[int, set[str]] = {}
+    for (link_id, _), (_, digest) in _latest_consents(campaign).items():
+        if digest:
+            versions.setdefault(link_id, set()).add(consent_version(digest))
+    return {link_id: " ".join(sorted(found)) for link_id, found in versions.items()}
+
+
+def participants(*, campaign: Campaign) -> list[ParticipantRow]:
+    """Per participant of the campaign's links: sessions, tasks done, last activity, and their
+    latest consent (when, and to which version of the text)."""
+    per_worker = (
+        WorkSession.objects.filter(campaign=campaign, link__isnull=False)
+        .values("link_id", "worker_id", "worker__external_id")
+        .annotate(
+            sessions=Count("id", distinct=True),
+            finished=Count("id", filter=Q(status=WorkSession.Status.FINISHED), distinct=True),
+            tasks=Count("holds", filter=Q(holds__submitted_at__isnull=False), distinct=True),
+            last_active=Max("holds__submitted_at"),
+        )
+    )
+    latest_consent = _latest_consents(campaign)
+    current = holds.consent_digest(campaign.consent_text)
+    excluded = {q.worker_id for q in WorkerQuality.objects.filter(campaign=campaign) if q.excluded}
+    links_by_id = {link.pk: link for link in campaign.participant_links.all()}
+    rows = []
+    seen_links = set()
+    for row in per_worker:
+        link = links_by_id[row["link_id"]]
+        seen_links.add(link.pk)
+        consented_at, digest = latest_consent.get((link.pk, row["worker_id"]), (None, ""))
+        name = link.label if link.kind == Kind.PERSONAL else row["worker__external_id"].split("-", 1)[-1]
+        rows.append(
+            ParticipantRow(
+                link=link,
+                participant=name or row["worker__external_id"],
+                sessions=row["sessions"],
+                finished=row["finished"],
+                tasks=row["tasks"],
+                last_active=row["last_active"],
+                excluded=row["worker_id"] in excluded,
+                consented_at=consented_at,
+                consent_version=consent_version(digest),
+                consent_current=bool(digest) and digest == current,
+            )
+        )
+    for link in links_by_id.values():
+        if link.kind == Kind.PERSONAL and link.pk not in seen_links:
+            rows.append(ParticipantRow(link, link.label or f"link {link.pk}", 0, 0, 0, None, False))
+    return sorted(rows, key=lambda r: (r.link.pk, r.participant))

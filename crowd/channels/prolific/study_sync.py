@@ -1,0 +1,214 @@
+"""Prolific studies after they open: submissions, places and the end of a study.
+
+Opening a batch's study is the Prolific adapter's (crowd/marketplaces/prolific/study_opening.py);
+this service keeps every open study in step with Prolific at each sync, using the session
+bookkeeping (crowd.sessions.holds) and the ledger:
+
+* a participant arrives (`study_arrive`): their session opens only once Prolific lists their
+  submission, in progress, in the study; nothing is written otherwise;
+* a session Prolific does not list (opened before arrivals were checked) is withdrawn: its
+  tasks freed, its answers unverified;
+* a returned or timed-out submission abandons its session, which frees its task;
+* a finished session's submission is approved once every answer in it is reviewed, or
+  rejected when every answer was rejected; an approved submission is money spent;
+* every place used, nobody working and answers still missing: more places, committed
+  first (refused, and logged, over the budget cap);
+* a study whose batch ended is stopped; once Prolific completes it, the places no approved
+  submission used are released.
+"""
+
+import logging
+import math
+from dataclasses import dataclass
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from annotation.models import Batch, Campaign
+from crowd.marketplaces.base import InvalidState
+from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
+from crowd.marketplaces.prolific.participants import NOT_LISTED, ParticipantNotListed, participant_submission
+from crowd.marketplaces.prolific.wire import IN_PROGRESS, STOPPED, RemoteSubmission, StudyStatus, SubmissionStatus
+from crowd.models import Assignment, Study, TaskHold, WorkSession, session_confirmed
+from crowd.sessions import holds
+from crowd.work import ledger
+
+logger = logging.getLogger(__name__)
+
+REJECTION_CATEGORY = "LOW_EFFORT"
+ABANDONED_STATUSES = (SubmissionStatus.RETURNED, SubmissionStatus.TIMED_OUT)
+
+
+@dataclass
+class StudiesReport:
+    studies: int = 0
+    approved: int = 0
+    rejected: int = 0
+    abandoned: int = 0
+    stopped: int = 0
+    completed: int = 0
+    withdrawn: int = 0  # sessions Prolific does not list: their answers unverified
+
+
+def study_arrive(*, study: Study, participant_id: str, session_id: str) -> WorkSession:
+    """A participant arrives from the study URL: their session, opened (or continued) only
+    when Prolific lists submission `session_id` as theirs in this study, and in progress — or
+    as the submission their session was confirmed with (a returning participant continues).
+    One call to Prolific per arrival; none on the task pages. Raises `ParticipantNotListed`,
+    or `MarketplaceUnavailable` when Prolific cannot be asked; nothing is written then."""
+    submission = participant_submission(
+        environment=study.environment, study_id=study.study_id, participant_id=participant_id, session_id=session_id
+    )
+    returning = WorkSession.objects.filter(study=study, submission_id=submission.id).exists()
+    if submission.status not in IN_PROGRESS and not returning:
+        raise ParticipantNotListed(NOT_LISTED)
+    worker = holds.session_worker(channel=Campaign.Channel.PROLIFIC, external_id=participant_id)
+    return holds.study_session_open(
+        study=study, worker=worker, submission_id=submission.id, submission_status=submission.status
+    )
+
+
+def studies_sync(*, now=None) -> StudiesReport:
+    """Reconcile every study not completed with Prolific; see the module docstring."""
+    now = now or timezone.now()
+    report = StudiesReport()
+    studies = Study.objects.exclude(study_id="").exclude(status=StudyStatus.COMPLETED)
+    for study in studies.select_related("batch__topic__campaign").order_by("pk"):
+        client = prolific_client(environment=study.environment)
+        by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
+        approved = 0
+        listed: set[str] = set()
+        for submission in client.submissions_list(study.study_id):
+            listed.add(submission.participant_id)
+            session = by_participant.get(submission.participant_id)
+            status = submission.status
+            if session is not None:
+                status = _submission_apply(
+                    client=client, study=study, session=session, submission=submission, report=report
+                )
+            if status == SubmissionStatus.APPROVED:
+                # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval).
+                ledger.submission_paid(study=study, submission_id=submission.id)
+                approved += 1
+        _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
+        _places_top_up(client=client, study=study)
+        if study.batch.status in (Batch.Status.COMPLETE, Batch.Status.EXPIRED):
+            _study_stop(client=client, study=study, report=report)
+        if study.status == StudyStatus.COMPLETED:
+            ledger.study_closed(study=study, approved=approved)
+            report.completed += 1
+        study.last_synced_at = now
+        study.save(update_fields=["status", "last_synced_at"])
+        report.studies += 1
+    return report
+
+
+def _unlisted_withdraw(
+    *, study: Study, sessions: dict[str, WorkSession], listed: set[str], report: StudiesReport
+) -> None:
+    """Sessions of participants Prolific does not list in the study and never confirmed
+    (opened by an invented PROLIFIC_PID before arrivals were checked): withdrawn, so nothing
+    they hold keeps a place and nothing they answered counts."""
+    for participant_id, session in sessions.items():
+        if participant_id in listed or holds.session_is_confirmed(session):
+            continue
+        unverified = holds.session_withdraw(session)
+        if session.status == WorkSession.Status.ABANDONED and not unverified:
+            continue  # withdrawn at an earlier sync
+        report.withdrawn += 1
+        logger.warning(
+            "study %s: session %s of %s is not listed by Prolific: withdrawn, %d answer(s) unverified",
+            study.study_id,
+            session.pk,
+            participant_id,
+            unverified,
+        )
+
+
+def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport) -> None:
+    """Stop recruiting; a stopped study completes at Prolific once nothing awaits review, so
+    one already stopped is only read again until it has."""
+    before = study.status
+    if before in STOPPED:
+        study.status = client.study_get(study.study_id).status
+        return
+    try:
+        study.status = client.study_stop(study.study_id).status
+    except InvalidState:
+        study.status = client.study_get(study.study_id).status  # completed at Prolific already
+    report.stopped += 1
+
+
+def _places_top_up(*, client: ProlificClient, study: Study) -> None:
+    """Every place is used, nobody is working, and tasks still need answers (some
+    participants were excluded, or did fewer tasks than planned): open more places."""
+    if study.batch.status != Batch.Status.PUBLISHED or study.sessions.filter(status=WorkSession.Status.ACTIVE).exists():
+        return
+    used = study.sessions.filter(session_confirmed()).count()  # Prolific's places, not invented ones
+    if used < study.places:
+        return
+    taken = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
+    counted = taken.exclude(
+        Exists(Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED))
+    ).count()
+    missing = sum(study.batch.tasks.values_list("assignments_needed", flat=True)) - counted
+    if missing <= 0:
+        return
+    per_session = max(1, min(study.batch.topic.campaign.tasks_per_session, study.batch.tasks.count()))
+    total = study.places + math.ceil(missing / per_session)
+    try:
+        ledger.study_places_commit(study=study, places=total)
+    except ledger.BudgetExceeded as refused:
+        logger.warning("study %s: %d answers still missing, places not raised: %s", study, missing, refused.message)
+        return
+    remote = client.study_places_increase(study.study_id, total)
+    Study.objects.filter(pk=study.pk).update(places=total, status=remote.status)
+    study.places, study.status = total, remote.status
+    logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, total)
+
+
+def _submission_apply(
+    *, client: ProlificClient, study: Study, session: WorkSession, submission: RemoteSubmission, report: StudiesReport
+) -> str:
+    """Bring the session in step with its submission; the submission's status afterwards."""
+    status = submission.status
+    if session.submission_id != submission.id or session.submission_status != status:
+        WorkSession.objects.filter(pk=session.pk).update(submission_id=submission.id, submission_status=status)
+    if status in ABANDONED_STATUSES and session.status == WorkSession.Status.ACTIVE:
+        holds.session_abandon(session)
+        report.abandoned += 1
+        return status
+    if status in (SubmissionStatus.APPROVED, SubmissionStatus.REJECTED) and session.reviewed_at is None:
+        # Decided at Prolific (by us in a run that died before recording it, or by hand).
+        WorkSession.objects.filter(pk=session.pk).update(reviewed_at=timezone.now())
+        return status
+    if status != SubmissionStatus.AWAITING_REVIEW or session.reviewed_at is not None:
+        return status
+    answers = Assignment.objects.filter(
+        worker_id=session.worker_id,
+        assignment_id__in=session.holds.filter(submitted_at__isnull=False).values("assignment_id"),
+    )
+    statuses = list(answers.values_list("status", flat=True))
+    if session.status != WorkSession.Status.FINISHED or not statuses or Assignment.Status.SUBMITTED in statuses:
+        return status  # wait: the session is unfinished or quality control has not reviewed it yet
+    # The remote call first, outside any transaction (a lock held across it would stall
+    # everyone else); recording it is idempotent, and a lost record heals at the next sync.
+    if all(s == Assignment.Status.REJECTED for s in statuses):
+        reasons = sorted(set(answers.exclude(reject_reason="").values_list("reject_reason", flat=True)))
+        client.submission_reject(submission.id, message=_rejection_message(reasons), category=REJECTION_CATEGORY)
+        report.rejected += 1
+        new_status = SubmissionStatus.REJECTED
+    else:
+        client.submission_approve(submission.id)
+        report.approved += 1
+        new_status = SubmissionStatus.APPROVED
+    WorkSession.objects.filter(pk=session.pk).update(reviewed_at=timezone.now(), submission_status=new_status)
+    return new_status
+
+
+def _rejection_message(reasons: list[str]) -> str:
+    text = "Every task in this session was rejected by quality control. " + " ".join(reasons)
+    # Prolific asks for an explanation of at least 100 characters.
+    if len(text) < 100:
+        text += " The answers did not follow the instructions, for example on the check statements."
+    return text[:1000]

@@ -1,0 +1,52 @@
+"""The living channels' lifecycles: the one place that lists them, beside the leaf packages'
+own registry (crowd/marketplaces/registry.py: adapter and policy per channel).
+
+A lifecycle is what a channel does each pass of the loop beyond the HIT sync every channel
+shares (Prolific: its studies reconciled, places topped up, finished studies stopped) and
+where its participants arrive (a urls module mounted under /s/ by crowd/channels/urls.py).
+Adding a channel touches its leaf package and that registry, and — when it has a lifecycle of
+its own — its package here and one line in LIFECYCLES (tests/crowd/channels/test_registry.py
+holds the layout to that).
+"""
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from annotation.models import Campaign
+from crowd.channels.prolific.study_sync import studies_sync
+from crowd.sessions.holds import sessions_verify
+from crowd.work.chunks import Dispatch
+from crowd.work.sync import SyncReport, assignments_sync
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    channel: str
+    urls: str  # the module of its participants' entry points, mounted under /s/
+    sync: Callable[..., object] | None = None  # run each pass with `now`; returns a dataclass report
+
+
+LIFECYCLES: tuple[Lifecycle, ...] = (
+    Lifecycle(channel=Campaign.Channel.PROLIFIC, urls="crowd.channels.prolific.urls", sync=studies_sync),
+    Lifecycle(channel=Campaign.Channel.LINKS, urls="crowd.channels.links.urls"),
+)
+
+
+def channels_sync_report(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> tuple[SyncReport, dict]:
+    """One sync of everything, for the loop's owner (ranking.workflow): answers of the session
+    channels matched with their holds, every open HIT with news of every channel
+    (crowd.work.sync), then each channel's own lifecycle. Returns the HIT sync's report and
+    the whole summary."""
+    verified = sessions_verify(now=now)
+    report = assignments_sync(now=now, dispatch=dispatch)
+    summary = {**report.as_dict(), "sessions": asdict(verified)}
+    for lifecycle in LIFECYCLES:
+        if lifecycle.sync is not None:
+            summary[lifecycle.channel] = asdict(lifecycle.sync(now=now))  # type: ignore[call-overload]
+    return report, summary
+
+
+def channels_sync(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> dict:
+    """`channels_sync_report`'s summary alone (the Celery task, tests)."""
+    return channels_sync_report(now=now, dispatch=dispatch)[1]

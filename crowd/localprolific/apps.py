@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-
-
-class LocalprolificConfig(AppConfig):
-    """A Prolific-compatible endpoint for tests, the demo and offline rehearsal."""
-
-    name = "crowd.localprolific"
-    label = "localprolific"

@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-
-
-class LocalturkConfig(AppConfig):
-    """An MTurk-compatible endpoint for tests, the demo and offline rehearsal."""
-
-    name = "crowd.localturk"
-    label = "localturk"

@@ -1,0 +1,92 @@
+"""REST endpoints of the ranking app: a topic's ranking as JSON and as a download, and every
+topic of a campaign in one zip (thin)."""
+
+from django.http import FileResponse, HttpResponse
+from django.utils.http import content_disposition_header
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dashboard.api.campaign_views import CampaignScoped, TopicScoped
+from dashboard.api.ranking_serializers import ExportQuerySerializer, RankingQuerySerializer, TopicRankingSerializer
+from ranking import export
+from ranking.bundle import bundle_filename, campaign_bundle_file
+from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+
+EXPORT_CONTENT_TYPES = {
+    "csv": "text/csv",
+    "tsv": "text/tab-separated-values",
+    "jsonl": "application/jsonl",
+    export.CONCEPT_MAP_EXTENSION: "text/plain",
+}
+
+
+class TopicRankingView(TopicScoped, APIView):
+    """The topic's ranking, best first (traps left out), and one snapshot per TrueSkill refit."""
+
+    @extend_schema(tags=["rankings"], parameters=[RankingQuerySerializer], responses={200: TopicRankingSerializer})
+    def get(self, request, campaign_slug, topic_key):
+        topic = self.topic
+        query = self.validated_query(RankingQuerySerializer)
+        body = {
+            "topic": topic.key,
+            "state": topic.state,
+            "ranking": export.ranking_rows(topic=topic, top=query.get("top")),
+            "snapshots": topic.snapshots.defer("ranking").order_by("number"),
+        }
+        return Response(TopicRankingSerializer(body).data)
+
+
+class ExportFormatNegotiation(DefaultContentNegotiation):
+    """Here `?format=` names the file format, not a DRF renderer, and any Accept header is
+    fine: the download is written directly, and errors render as JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class TopicExportView(TopicScoped, APIView):
+    """The topic's ranking as a CSV, TSV or JSON Lines download (the columns of `export_ranking`),
+    or its concept map as a `.cmap` file (`format=cmap`): `subject<TAB>relation<TAB>object`, one
+    proposition per line, no header — the format of the corpus's evaluation scripts."""
+
+    content_negotiation_class = ExportFormatNegotiation
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        tags=["rankings"],
+        parameters=[ExportQuerySerializer],
+        responses={(200, content_type): OpenApiTypes.STR for content_type in EXPORT_CONTENT_TYPES.values()},
+    )
+    def get(self, request, campaign_slug, topic_key):
+        topic = self.topic
+        query = self.validated_query(ExportQuerySerializer)
+        fmt = query["format"]
+        response = HttpResponse(content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8")
+        if fmt == export.CONCEPT_MAP_EXTENSION:
+            filename = f"{self.campaign.slug}-{topic.key}.{fmt}"
+            export.write_concept_map(topic=topic, stream=response, top=query.get("top") or TOP_FOR_CONCEPT_MAPS)
+        else:
+            filename = f"{self.campaign.slug}-{topic.key}-ranking.{fmt}"
+            export.write_rows(export.ranking_rows(topic=topic, top=query.get("top")), fmt, response)
+        response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
+        return response
+
+
+class CampaignExportView(CampaignScoped, APIView):
+    """Every topic of the campaign in one zip: per topic the ranking (CSV, spreadsheet-safe, and
+    TSV, exact), the raw labels (CSV) and the concept map (`.cmap`, exact), with a README.txt
+    saying which file is which. The dashboard's "Download every topic (zip)"."""
+
+    content_negotiation_class = ExportFormatNegotiation
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(tags=["rankings"], responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    def get(self, request, campaign_slug):
+        archive = campaign_bundle_file(campaign=self.campaign)
+        return FileResponse(
+            archive, as_attachment=True, filename=bundle_filename(self.campaign), content_type="application/zip"
+        )

@@ -1,0 +1,135 @@
+"""The campaign's channel page and its participant links, for researchers. Thin: find the
+campaign among those the user may see (others are a 404), call crowd.channels or
+crowd.channels.links.links, render."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.access import campaign_for_request, user_may_edit
+from annotation.campaigns import campaign_has_published
+from annotation.models import Campaign
+from config.errors import ApplicationError
+from config.spreadsheets import SpreadsheetWriter
+from crowd.channels import settings as channels
+from crowd.channels.links import links
+from crowd.marketplaces.prolific.filters import eligibility_choices
+from crowd.models import HIT, ParticipantLink, Study
+from dashboard.channel_forms import ChannelForm, LinksForm
+
+
+def _campaign(request: HttpRequest, slug: str) -> Campaign:
+    return campaign_for_request(request, slug)  # a viewer's POST is a 403 (annotation.access)
+
+
+# ---- Channel and participant links ----------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def campaign_channel(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    return _channel_page(request, campaign)
+
+
+def _channel_page(request, campaign, *, channel_form=None, links_form=None, status=200) -> HttpResponse:
+    if channel_form is None:
+        choices = eligibility_choices()
+        channel_form = ChannelForm(initial=ChannelForm.initial_for(campaign, choices), choices=choices)
+    may_edit = user_may_edit(request.user, campaign)
+    return render(
+        request,
+        "crowd/channel.html",
+        {
+            "campaign": campaign,
+            "channel_form": channel_form,
+            "links_form": links_form or LinksForm(initial={"kind": ParticipantLink.Kind.PERSONAL}),
+            "published": campaign_has_published(campaign),
+            "published_on": _published_on(campaign),
+            # A personal link is its participant's identity: its address only for editors.
+            "links": [(link, links.link_url(link) if may_edit else None) for link in campaign.participant_links.all()],
+            "may_edit": may_edit,
+            "participants": links.participants(campaign=campaign),
+            "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
+        },
+        status=status,
+    )
+
+
+def _published_on(campaign) -> list[str]:
+    """The channels the campaign's HITs were published on, read from the HITs themselves."""
+    channels_used = (
+        HIT.objects.filter(task__batch__topic__campaign=campaign)
+        .order_by("channel")
+        .values_list("channel", flat=True)
+        .distinct()
+    )
+    return [Campaign.Channel(channel).label for channel in channels_used]
+
+
+@login_required
+@require_POST
+def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    form = ChannelForm(request.POST, choices=eligibility_choices())
+    if not form.is_valid():
+        return _channel_page(request, campaign, channel_form=form, status=400)
+    try:
+        channels.channel_settings_set(campaign=campaign, **form.cleaned_data)
+    except ApplicationError as error:
+        form.add_error(None, error.message)
+        # Shown as stored: a refused change must not appear on the page as if it were made.
+        return _channel_page(request, _campaign(request, slug), channel_form=form, status=error.http_status)
+    messages.success(request, "Channel settings saved.")
+    return redirect("crowd:campaign-channel", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def links_new(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    form = LinksForm(request.POST)
+    if not form.is_valid():
+        return _channel_page(request, campaign, links_form=form, status=400)
+    try:
+        made = links.links_issue(
+            campaign=campaign,
+            kind=form.cleaned_data["kind"],
+            labels=form.cleaned_data["lines"],
+            created_by=request.user,
+        )
+    except ApplicationError as error:
+        form.add_error(None, error.message)
+        return _channel_page(request, campaign, links_form=form, status=error.http_status)
+    messages.success(request, f"{len(made)} link{'s' if len(made) != 1 else ''} created.")
+    return redirect("crowd:campaign-channel", slug=campaign.slug)
+
+
+@login_required
+@require_POST
+def link_revoke(request: HttpRequest, slug: str, link_id: int) -> HttpResponse:
+    campaign = _campaign(request, slug)
+    link = get_object_or_404(campaign.participant_links, pk=link_id)
+    stopped = links.link_revoke(link=link)
+    messages.success(request, f"Link revoked{f'; {stopped} session(s) stopped' if stopped else ''}.")
+    return redirect("crowd:campaign-channel", slug=campaign.slug)
+
+
+@login_required
+@require_GET
+def links_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every link with its address, to mail out: label, kind, URL, revoked, and the version of the
+    consent text its participants last agreed to (links.link_consent_versions). Editors only: a
+    personal link is its participant's identity."""
+    campaign = campaign_for_request(request, slug, edit=True)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
+    writer = SpreadsheetWriter(response)
+    writer.writerow(["label", "kind", "url", "revoked", "consent_version"])
+    versions = links.link_consent_versions(campaign=campaign)
+    for link in campaign.participant_links.all():
+        revoked = "yes" if link.revoked else ""
+        writer.writerow([link.label, link.kind, links.link_url(link), revoked, versions.get(link.pk, "")])
+    return response

@@ -1,0 +1,26 @@
+"""The ranking page of a topic and its downloads, mounted at the site root (config/urls.py)."""
+
+from django.urls import path
+from django.views.generic import RedirectView
+
+from dashboard import bundle_views, proposition_views
+from dashboard import ranking_views as views
+
+app_name = "ranking"
+
+TOPIC = "campaigns/<slug:slug>/topics/<topic_key:key>/"
+
+urlpatterns = [
+    path(TOPIC + "ranking/", views.topic_ranking, name="topic-ranking"),
+    path(TOPIC + "ranking.<str:fmt>", views.ranking_download, name="ranking-download"),
+    path(TOPIC + "labels.csv", views.labels_download, name="labels-download"),
+    path(TOPIC + "concept-map.cmap", views.concept_map_download, name="concept-map-download"),
+    # The concept map's first address, from before it was named for its format: kept for old links.
+    path(
+        TOPIC + "concept-map.tsv",
+        RedirectView.as_view(pattern_name="ranking:concept-map-download", permanent=True, query_string=True),
+        name="concept-map-tsv",
+    ),
+    path(TOPIC + "propositions/<int:pk>/", proposition_views.proposition_page, name="proposition"),
+    path("campaigns/<slug:slug>/all-topics.zip", bundle_views.campaign_bundle_download, name="campaign-bundle"),
+]

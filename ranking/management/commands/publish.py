@@ -1,0 +1,78 @@
+from decimal import Decimal
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Batch, Campaign
+from config.errors import ApplicationError
+from crowd.channels.settings import channel_set
+from crowd.marketplaces.registry import channel_policy
+from crowd.work.publishing import round_wording, topic_publish_plans
+from ranking.workflow import topic_round_publish
+
+MTURK_CLOSED = channel_policy(Campaign.Channel.MTURK).status_note
+
+
+class Command(BaseCommand):
+    help = (
+        "Publish a campaign's HITs (the Likert batch of each topic is built first if needed). "
+        "--dry-run prints the number of HITs and their cost; production also needs --live."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="Campaign slug.")
+        parser.add_argument("--topic", help="Only this topic (its key).")
+        parser.add_argument("--kind", choices=Batch.Kind.values, default=Batch.Kind.LIKERT)
+        parser.add_argument("--dry-run", action="store_true", help="Print what would be published and its cost.")
+        parser.add_argument("--live", action="store_true", help="Confirm publishing to production (real money).")
+        parser.add_argument(
+            "--channel",
+            choices=Campaign.Channel.values,
+            help="Where workers come from: links (your own participants), prolific (a study per batch) or "
+            f"mturk (HITs; {MTURK_CLOSED}). Sets the campaign's channel; fixed once something is published.",
+        )
+
+    def handle(self, *args, campaign, topic, kind, dry_run, live, channel, **options):
+        found = Campaign.objects.filter(slug=campaign).first()
+        if found is None:
+            raise CommandError(f"No campaign {campaign!r}.")
+        if channel:
+            try:
+                channel_set(campaign=found, channel=channel)
+            except ApplicationError as error:
+                raise CommandError(error.message) from None
+        topics = found.topics.order_by("key")
+        if topic:
+            topics = topics.filter(key=topic)
+        if not topics:
+            raise CommandError(f"Campaign {campaign!r} has no topic{f' {topic!r}' if topic else 's'}.")
+        where = f"{found.get_channel_display()} ({channel_policy(found.channel).environment_label(found.environment)})"
+        try:
+            if dry_run:
+                self._plans_print(topics=topics, kind=kind, where=where, policy=channel_policy(found.channel))
+            else:
+                for one in topics:
+                    results = topic_round_publish(topic=one, kind=kind, live=live)
+                    wording = round_wording(topic=one, kind=kind, results=results)
+                    published = any(result.published for result in results)
+                    self.stdout.write(self.style.SUCCESS(wording) if published else wording)
+        except ApplicationError as error:
+            raise CommandError(error.message) from None
+
+    def _plans_print(self, *, topics, kind, where, policy):
+        hits, cost, money = 0, Decimal(0), None
+        for one in topics:
+            for plan in topic_publish_plans(topic=one, kind=kind):
+                self.stdout.write(f"{plan.batch}: {policy.tasks_wording(plan.hits)}, ${plan.cost}")
+                hits, cost, money = hits + plan.hits, cost + plan.cost, plan.money
+        if money is None:
+            self.stdout.write("Nothing to publish.")
+            return
+        verdict = (
+            "fits the budget"
+            if money.committed + cost <= money.cap
+            else (f"exceeds the budget by ${money.committed + cost - money.cap}")
+        )
+        self.stdout.write(
+            f"Dry run: {policy.tasks_wording(hits)} to {where}, ${cost} with fees; ${money.committed} already committed, "
+            f"cap ${money.cap}: {verdict}."
+        )

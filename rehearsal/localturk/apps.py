@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class LocalturkConfig(AppConfig):
+    """An MTurk-compatible endpoint for tests, the demo and offline rehearsal."""
+
+    name = "rehearsal.localturk"
+    label = "localturk"
