@@ -47,6 +47,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(LINT_ENV) $(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	@$(PY) -c 'import tomllib; c = {k["id"]: k for k in tomllib.load(open("pyproject.toml", "rb"))["tool"]["importlinter"]["contracts"]}; print("layers contract:", len(c["layers"].get("ignore_imports", [])), "exempted import lines (target: 6 at most)")'
 
 ## make test: lint, then services on loopback (PostgreSQL, Redis), Chromium, nginx and the whole
 ## suite but the tests marked `slow` (whole demos on the closed or paid channels, the load
