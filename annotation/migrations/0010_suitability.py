@@ -6,95 +6,225 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0009_hit_titles_per_kind_and_trap_rule'),
+        ("annotation", "0009_hit_titles_per_kind_and_trap_rule"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SuitabilityStudy',
+            name="SuitabilityStudy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sample_size', models.PositiveIntegerField(default=500)),
-                ('seed', models.IntegerField(default=0)),
-                ('guideline', models.TextField(default='A proposition is SUITABLE when all three hold:\n1. It is a correct extraction: the sentence says what the proposition says (no words missing or misplaced that change its meaning).\n2. It means something without its sentence: no pronoun or "this/these …" whose referent is outside the proposition ("he became mayor", "it improves readily").\n3. Its subject and object are proper concepts: short noun phrases, not clauses ("that he had met him a week before", "to become a banker on the grounds that …").\nOtherwise it is UNSUITABLE; give the main reason: pronoun without referent, clause argument, wrong extraction, or other (say what in the note).\nWhen in doubt whether a reader of the topic would understand it alone, choose unsuitable.')),
-                ('budget_share', models.FloatField(default=0.2, help_text='Share of predicted negatives to verify by hand.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='suitability_study', to='annotation.campaign')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("sample_size", models.PositiveIntegerField(default=500)),
+                ("seed", models.IntegerField(default=0)),
+                (
+                    "guideline",
+                    models.TextField(
+                        default='A proposition is SUITABLE when all three hold:\n1. It is a correct extraction: the sentence says what the proposition says (no words missing or misplaced that change its meaning).\n2. It means something without its sentence: no pronoun or "this/these …" whose referent is outside the proposition ("he became mayor", "it improves readily").\n3. Its subject and object are proper concepts: short noun phrases, not clauses ("that he had met him a week before", "to become a banker on the grounds that …").\nOtherwise it is UNSUITABLE; give the main reason: pronoun without referent, clause argument, wrong extraction, or other (say what in the note).\nWhen in doubt whether a reader of the topic would understand it alone, choose unsuitable.'
+                    ),
+                ),
+                (
+                    "budget_share",
+                    models.FloatField(default=0.2, help_text="Share of predicted negatives to verify by hand."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="suitability_study",
+                        to="annotation.campaign",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'suitability studies',
+                "verbose_name_plural": "suitability studies",
             },
         ),
         migrations.CreateModel(
-            name='ClassifierRun',
+            name="ClassifierRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('trained_at', models.DateTimeField(auto_now_add=True)),
-                ('parameters', models.JSONField(default=dict, help_text='Seed, split, weights tried and chosen, the model.')),
-                ('metrics', models.JSONField(default=dict, help_text='Held-out precision and recall on negatives, with counts.')),
-                ('trained_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='annotation.suitabilitystudy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("trained_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "parameters",
+                    models.JSONField(default=dict, help_text="Seed, split, weights tried and chosen, the model."),
+                ),
+                (
+                    "metrics",
+                    models.JSONField(
+                        default=dict, help_text="Held-out precision and recall on negatives, with counts."
+                    ),
+                ),
+                (
+                    "trained_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="annotation.suitabilitystudy",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-trained_at', '-id'],
+                "ordering": ["-trained_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='SuitabilityDecision',
+            name="SuitabilityDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('predicted_suitable', models.BooleanField()),
-                ('margin', models.FloatField()),
-                ('held_out', models.BooleanField(default=False, help_text="In the run's held-out split.")),
-                ('expert_label', models.BooleanField(blank=True, help_text="The study's majority label, if any.", null=True)),
-                ('rule', models.CharField(blank=True, help_text='A known-weak type re-checked by hand.', max_length=24)),
-                ('verified_label', models.BooleanField(blank=True, null=True)),
-                ('verified_at', models.DateTimeField(blank=True, null=True)),
-                ('final_suitable', models.BooleanField()),
-                ('source', models.CharField(choices=[('classifier', 'Classifier'), ('expert', 'Expert label (study)'), ('verified', 'Verified by hand')], default='classifier', max_length=12)),
-                ('removed', models.BooleanField(default=False)),
-                ('applied_at', models.DateTimeField(blank=True, null=True)),
-                ('decided_at', models.DateTimeField(auto_now=True)),
-                ('proposition', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='suitability_decision', to='annotation.proposition')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='annotation.classifierrun')),
-                ('verified_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("predicted_suitable", models.BooleanField()),
+                ("margin", models.FloatField()),
+                ("held_out", models.BooleanField(default=False, help_text="In the run's held-out split.")),
+                (
+                    "expert_label",
+                    models.BooleanField(blank=True, help_text="The study's majority label, if any.", null=True),
+                ),
+                (
+                    "rule",
+                    models.CharField(blank=True, help_text="A known-weak type re-checked by hand.", max_length=24),
+                ),
+                ("verified_label", models.BooleanField(blank=True, null=True)),
+                ("verified_at", models.DateTimeField(blank=True, null=True)),
+                ("final_suitable", models.BooleanField()),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("classifier", "Classifier"),
+                            ("expert", "Expert label (study)"),
+                            ("verified", "Verified by hand"),
+                        ],
+                        default="classifier",
+                        max_length=12,
+                    ),
+                ),
+                ("removed", models.BooleanField(default=False)),
+                ("applied_at", models.DateTimeField(blank=True, null=True)),
+                ("decided_at", models.DateTimeField(auto_now=True)),
+                (
+                    "proposition",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="suitability_decision",
+                        to="annotation.proposition",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="annotation.classifierrun",
+                    ),
+                ),
+                (
+                    "verified_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'predicted_suitable'], name='annotation__run_id_fd107f_idx'), models.Index(fields=['removed'], name='annotation__removed_4299c6_idx')],
+                "indexes": [
+                    models.Index(fields=["run", "predicted_suitable"], name="annotation__run_id_fd107f_idx"),
+                    models.Index(fields=["removed"], name="annotation__removed_4299c6_idx"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='SuitabilityLabel',
+            name="SuitabilityLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('suitable', models.BooleanField()),
-                ('reason', models.CharField(blank=True, choices=[('', '—'), ('pronoun_no_referent', 'Pronoun without referent'), ('clause_argument', 'Clause argument'), ('wrong_extraction', 'Wrong extraction'), ('other', 'Other')], default='', max_length=24)),
-                ('note', models.TextField(blank=True)),
-                ('labelled_at', models.DateTimeField(auto_now=True)),
-                ('expert', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('proposition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.proposition')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='labels', to='annotation.suitabilitystudy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("suitable", models.BooleanField()),
+                (
+                    "reason",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "—"),
+                            ("pronoun_no_referent", "Pronoun without referent"),
+                            ("clause_argument", "Clause argument"),
+                            ("wrong_extraction", "Wrong extraction"),
+                            ("other", "Other"),
+                        ],
+                        default="",
+                        max_length=24,
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("labelled_at", models.DateTimeField(auto_now=True)),
+                (
+                    "expert",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "proposition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotation.proposition"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="labels",
+                        to="annotation.suitabilitystudy",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'proposition', 'expert'],
-                'constraints': [models.UniqueConstraint(fields=('study', 'proposition', 'expert'), name='suitability_label_once')],
+                "ordering": ["study", "proposition", "expert"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("study", "proposition", "expert"), name="suitability_label_once")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='SuitabilityItem',
+            name="SuitabilityItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('proposition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.proposition')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.suitabilitystudy')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "proposition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="annotation.proposition"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="annotation.suitabilitystudy",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('study', 'proposition'), name='suitability_item_unique'), models.UniqueConstraint(fields=('study', 'position'), name='suitability_item_position')],
+                "ordering": ["study", "position"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("study", "proposition"), name="suitability_item_unique"),
+                    models.UniqueConstraint(fields=("study", "position"), name="suitability_item_position"),
+                ],
             },
         ),
     ]
