@@ -18,6 +18,7 @@ urlpatterns = [
     path("s/", include("crowd.sessions.urls")),
     path("", include("crowd.urls")),
     path("", include("annotation.dashboard.urls")),
+    path("", include("annotation.suitability.urls")),
     path("", include("ranking.urls")),
 ]
 

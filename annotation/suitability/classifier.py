@@ -20,6 +20,7 @@ Margin: the signed distance from the separating hyperplane, `decision_function` 
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, train_test_split
@@ -41,7 +42,7 @@ class NegativeMetrics:
     unsuitable: int
     n: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "precision": self.precision,
             "recall": self.recall,
@@ -52,7 +53,7 @@ class NegativeMetrics:
         }
 
 
-def negative_metrics(truth: Sequence[int], predicted: Sequence[int]) -> NegativeMetrics:
+def negative_metrics(truth: Sequence[int] | np.ndarray, predicted: Sequence[int] | np.ndarray) -> NegativeMetrics:
     t = np.asarray(truth, dtype=int)
     p = np.asarray(predicted, dtype=int)
     true_neg = int(np.sum((p == 0) & (t == 0)))
@@ -82,9 +83,10 @@ class Model:
         x = (np.asarray(rows, dtype=float) - np.asarray(self.mean)) / np.asarray(self.scale)
         coef = np.asarray(self.coef)
         norm = float(np.linalg.norm(coef)) or 1.0
-        return (x @ coef + self.intercept) / norm
+        result: np.ndarray = (x @ coef + self.intercept) / norm
+        return result
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "mean": self.mean,
             "scale": self.scale,
@@ -94,7 +96,7 @@ class Model:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Model":
+    def from_dict(cls, data: dict[str, Any]) -> "Model":
         return cls(**{name: data[name] for name in ("mean", "scale", "coef", "intercept", "suitable_weight")})
 
 
@@ -120,7 +122,7 @@ def weight_choose(
     seed: int,
     target_precision: float = DEFAULT_TARGET_PRECISION,
     folds: int = 5,
-) -> tuple[float, list[dict]]:
+) -> tuple[float, list[dict[str, Any]]]:
     """The weight of the suitable class (see the module docstring) and each candidate's
     cross-validated figures."""
     x = np.asarray(rows, dtype=float)
@@ -148,7 +150,7 @@ class Training:
     held_out: list[int]  # indices of the held-out rows
     held_out_margins: list[float]
     held_out_metrics: NegativeMetrics
-    tried: list[dict] = field(default_factory=list)
+    tried: list[dict[str, Any]] = field(default_factory=list)
 
 
 def train(

@@ -148,7 +148,9 @@ def study_agreement(study: SuitabilityStudy) -> StudyAgreement:
         percent=agreement.percent_agreement(rows),
         fleiss_kappa=agreement.fleiss_kappa(rows),
         krippendorff_alpha=agreement.krippendorff_alpha(rows),
-        majority={int(pid): (None if label is None else bool(label)) for pid, label in majority.items()},
+        majority={
+            pid: (None if label is None else bool(label)) for pid, label in majority.items() if isinstance(pid, int)
+        },
     )
 
 

@@ -94,7 +94,8 @@ def _decisions_write(*, run, campaign, model, majority, held_out) -> None:
         for d in SuitabilityDecision.objects.select_for_update().filter(proposition__in=propositions)
     }
     now = timezone.now()
-    create, update = [], []
+    create: list[SuitabilityDecision] = []
+    update: list[SuitabilityDecision] = []
     for proposition, margin in zip(propositions, margins, strict=True):
         decision = earlier.get(proposition.pk) or SuitabilityDecision(proposition=proposition)
         decision.run = run
