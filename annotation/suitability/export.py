@@ -5,7 +5,7 @@ summary can be recomputed from it (tests/annotation/suitability/test_export.py).
 from collections.abc import Iterator
 
 from annotation.models import Campaign
-from annotation.suitability.models import SuitabilityDecision
+from annotation.suitability.models import SuitabilityDecision, SuitabilityLabel
 from config.spreadsheets import SpreadsheetWriter, TextSink
 
 COLUMNS = (
@@ -28,6 +28,7 @@ COLUMNS = (
     "source",
     "removed",
     "applied_at",
+    "expert_notes",
 )
 
 
@@ -41,6 +42,10 @@ def decision_rows(campaign: Campaign) -> Iterator[list[object]]:
         .select_related("proposition__topic", "verified_by")
         .order_by("proposition__topic__key", "proposition_id")
     )
+    notes: dict[int, list[str]] = {}
+    labels = SuitabilityLabel.objects.filter(study__campaign=campaign).exclude(note="").order_by("proposition_id", "id")
+    for pid, note in labels.values_list("proposition_id", "note"):
+        notes.setdefault(pid, []).append(note)
     for d in decisions.iterator(chunk_size=2000):
         p = d.proposition
         yield [
@@ -63,6 +68,7 @@ def decision_rows(campaign: Campaign) -> Iterator[list[object]]:
             d.source,
             int(d.removed),
             d.applied_at.isoformat() if d.applied_at else "",
+            " | ".join(notes.get(p.pk, [])),
         ]
 
 

@@ -62,6 +62,14 @@ def home(request: HttpRequest, slug: str) -> HttpResponse:
         "chart": margins_chart(campaign=campaign) if summary.decided else None,
         "queue_size": len(waiting),
         "may_edit": user_may_edit(request.user, campaign),
+        "notes": (
+            SuitabilityLabel.objects.filter(study=study)
+            .exclude(note="")
+            .select_related("proposition", "expert")
+            .order_by("-labelled_at")[:20]
+            if study
+            else []
+        ),
     }
     return render(request, "suitability/home.html", context)
 
