@@ -155,7 +155,12 @@ def test_precision_estimate_by_hand():
         confirmed=0, corrected=0, unverified_margins=[-1.0] * 10, verified_margins=[], held_out=held_out
     )
     assert start.precision == pytest.approx(4 / 7)  # (3 unsuitable + 1) / (5 negatives + 2)
-    later = dict(confirmed=3, corrected=1, unverified_margins=[-1.0] * 6, verified_margins=[-0.1, -0.2, -0.3, -0.6])
+    later = {
+        "confirmed": 3,
+        "corrected": 1,
+        "unverified_margins": [-1.0] * 6,
+        "verified_margins": [-0.1, -0.2, -0.3, -0.6],
+    }
     # Only 3 held-out negatives lie beyond 0.6 (< 5): all of them count, p_U = 4/7.
     assert verification.precision_estimate(**later, held_out=held_out).precision == pytest.approx(5 / 7)
     # With 3 enough: p_U = (2 + 1) / (3 + 2) = 3/5; (3 + 6·3/5) / 9 = 11/15.
