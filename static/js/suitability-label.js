@@ -13,4 +13,5 @@
     event.preventDefault();
     button.click();
   });
+  form.dataset.keys = "ready"; // the keys work from here on (tests wait for it)
 })();
