@@ -158,7 +158,15 @@ def verify(request: HttpRequest, slug: str) -> HttpResponse:
         )
     summary = filter_summary(campaign=campaign)
     waiting = queue(campaign=campaign)
-    context = {"campaign": campaign, "summary": summary, "waiting": waiting[:50], "waiting_count": len(waiting)}
+    # The head of the queue up to what is left of the budget, then more for whoever has time.
+    left = max(0, summary.budget - summary.verified)
+    context = {
+        "campaign": campaign,
+        "summary": summary,
+        "within": waiting[:left],
+        "beyond": waiting[left : left + 50],
+        "waiting_count": len(waiting),
+    }
     return render(request, "suitability/queue.html", context)
 
 

@@ -75,6 +75,7 @@ def test_label_train_verify_apply_publish(local_marketplace, page, open_context,
     page.get_by_role("link", name="Label the sample").first.click()
     page.get_by_role("heading", name="Guideline").wait_for()
     assert "proper concepts" in page.locator(".guideline-text").text_content()
+    both_widths(open_context, page.url, "label-item", page.context.storage_state())
     for done in range(40):
         page.get_by_text(f"You have labelled {done} of 40.").wait_for()
         page.locator("#label-form[data-keys='ready']").wait_for()
@@ -89,6 +90,7 @@ def test_label_train_verify_apply_publish(local_marketplace, page, open_context,
 
     # Verify the five least certain: confirm or correct each by its gold label.
     page.get_by_role("link", name="Open the queue").click()
+    both_widths(open_context, page.url, "queue-start", page.context.storage_state())
     for _ in range(5):
         item = page.locator(".queue-item").first
         pid = int(item.get_attribute("data-proposition"))

@@ -17,6 +17,7 @@ from annotation.suitability.studies import label_record, study_sample
 from annotation.suitability.training import classifier_train
 from crowd.marketplaces.registry import channel_policy
 from crowd.work.savings import suitability_saving
+from ranking.export import ranked_propositions
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +111,9 @@ def test_removed_propositions_reach_no_likert_task_and_the_saving_is_tasks_times
     asked = set(TaskItem.objects.filter(task__batch__kind=Batch.Kind.LIKERT).values_list("proposition_id", flat=True))
     assert asked.isdisjoint(removed_ids)
     assert built_tasks == saving.tasks_after_filter
+    # Nor in a ranking: they were never rated.
+    ranked = {p.pk for topic in campaign.topics.all() for p in ranked_propositions(topic=topic)}
+    assert ranked.isdisjoint(removed_ids) and len(ranked) == len(gold) - len(removed_ids)
 
     policy = channel_policy(campaign.channel)  # MTurk: per assignment
     per_assignment = policy.assignment_cost(reward=campaign.likert_reward, max_assignments=campaign.assignments_per_hit)
