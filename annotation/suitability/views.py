@@ -158,13 +158,17 @@ def verify(request: HttpRequest, slug: str) -> HttpResponse:
         )
     summary = filter_summary(campaign=campaign)
     waiting = queue(campaign=campaign)
-    # The head of the queue up to what is left of the budget, then more for whoever has time.
-    left = max(0, summary.budget - summary.verified)
+    # Rule re-checks first (outside the budget), then the negatives up to what is left of the
+    # budget, then more for whoever has time.
+    ruled = [decision for decision in waiting if decision.predicted_suitable]
+    negatives = [decision for decision in waiting if not decision.predicted_suitable]
+    left = max(0, summary.budget - summary.confirmed - summary.corrected)
     context = {
         "campaign": campaign,
         "summary": summary,
-        "within": waiting[:left],
-        "beyond": waiting[left : left + 50],
+        "ruled": ruled,
+        "within": negatives[:left],
+        "beyond": negatives[left : left + 50],
         "waiting_count": len(waiting),
     }
     return render(request, "suitability/queue.html", context)
