@@ -12,7 +12,7 @@ tasks are fixed, and a filter would no longer change what they ask."""
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Campaign, Proposition, Topic
@@ -143,54 +143,58 @@ class FilterSummary:
 
 
 def filter_summary(*, campaign: Campaign) -> FilterSummary:
+    """The filter's figures: counts in one aggregate query, margins read only for the
+    verified negatives (a person's pace bounds them), so the campaign page stays cheap."""
     propositions = Proposition.objects.filter(topic__campaign=campaign, trap_kind=Proposition.TrapKind.NONE).count()
     study = SuitabilityStudy.objects.filter(campaign=campaign).first()
     run = latest_run(study) if study is not None else None
-    decisions = list(
-        SuitabilityDecision.objects.filter(proposition__topic__campaign=campaign).values(
-            "predicted_suitable",
-            "margin",
-            "expert_label",
-            "verified_label",
-            "final_suitable",
-            "removed",
-            "applied_at",
-            "rule",
-        )
+    decisions = SuitabilityDecision.objects.filter(proposition__topic__campaign=campaign)
+    classified_negative = Q(expert_label__isnull=True, predicted_suitable=False)
+    counts = decisions.aggregate(
+        decided=Count("pk"),
+        predicted_negatives=Count("pk", filter=Q(predicted_suitable=False)),
+        expert_labelled=Count("pk", filter=Q(expert_label__isnull=False)),
+        removed=Count("pk", filter=Q(removed=True)),
+        to_remove=Count("pk", filter=Q(final_suitable=False)),
+        verified=Count("pk", filter=Q(verified_label__isnull=False)),
+        classified_negatives=Count("pk", filter=classified_negative),
+        confirmed=Count("pk", filter=classified_negative & Q(verified_label=False)),
+        corrected=Count("pk", filter=classified_negative & Q(verified_label=True)),
+        queue_left=Count(
+            "pk",
+            filter=Q(expert_label__isnull=True, verified_label__isnull=True)
+            & (Q(predicted_suitable=False) | ~Q(rule="")),
+        ),
+        applied=Count("pk", filter=Q(applied_at__isnull=False)),
     )
-    classified_negatives = [d for d in decisions if d["expert_label"] is None and not d["predicted_suitable"]]
-    verified_negatives = [d for d in classified_negatives if d["verified_label"] is not None]
-    confirmed = sum(1 for d in verified_negatives if d["verified_label"] is False)
-    corrected = sum(1 for d in verified_negatives if d["verified_label"] is True)
+    verified_margins = list(
+        decisions.filter(classified_negative, verified_label__isnull=False).values_list("margin", flat=True)
+    )
+    unverified = counts["classified_negatives"] - len(verified_margins)
     estimate = None
     if run is not None:
         estimate = verification.precision_estimate(
-            confirmed=confirmed,
-            corrected=corrected,
-            unverified_margins=[d["margin"] for d in classified_negatives if d["verified_label"] is None],
-            verified_margins=[d["margin"] for d in verified_negatives],
+            confirmed=counts["confirmed"],
+            corrected=counts["corrected"],
+            unverified=unverified,
+            verified_margins=verified_margins,
             held_out=[(m, label) for m, label in run.metrics.get("held_out_margins", [])],
         )
-    removed = sum(1 for d in decisions if d["removed"])
     share = study.budget_share if study is not None else 0.2
     return FilterSummary(
         propositions=propositions,
-        decided=len(decisions),
-        predicted_negatives=sum(1 for d in decisions if not d["predicted_suitable"]),
-        expert_labelled=sum(1 for d in decisions if d["expert_label"] is not None),
-        removed=removed,
-        to_remove=sum(1 for d in decisions if not d["final_suitable"]),
-        share_removed=removed / propositions if propositions else None,
-        verified=sum(1 for d in decisions if d["verified_label"] is not None),
-        confirmed=confirmed,
-        corrected=corrected,
-        budget=verification.budget(negatives=len(classified_negatives), share=share),
-        queue_left=sum(
-            1
-            for d in decisions
-            if d["expert_label"] is None and d["verified_label"] is None and (not d["predicted_suitable"] or d["rule"])
-        ),
+        decided=counts["decided"],
+        predicted_negatives=counts["predicted_negatives"],
+        expert_labelled=counts["expert_labelled"],
+        removed=counts["removed"],
+        to_remove=counts["to_remove"],
+        share_removed=counts["removed"] / propositions if propositions else None,
+        verified=counts["verified"],
+        confirmed=counts["confirmed"],
+        corrected=counts["corrected"],
+        budget=verification.budget(negatives=counts["classified_negatives"], share=share),
+        queue_left=counts["queue_left"],
         held_out=run.metrics.get("held_out", {}) if run is not None else {},
         estimate=estimate,
-        applied=any(d["applied_at"] is not None for d in decisions),
+        applied=counts["applied"] > 0,
     )

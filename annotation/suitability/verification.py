@@ -45,7 +45,7 @@ def precision_estimate(
     *,
     confirmed: int,
     corrected: int,
-    unverified_margins: Sequence[float],
+    unverified: int,
     verified_margins: Sequence[float],
     held_out: Sequence[tuple[float, int]],
     min_held_out: int = 5,
@@ -56,7 +56,6 @@ def precision_estimate(
     beyond = [label for m, label in negatives if m >= threshold]
     pool = beyond if len(beyond) >= min_held_out else [label for _, label in negatives]
     p_u = (sum(1 for label in pool if label == 0) + 1) / (len(pool) + 2)
-    unverified = len(unverified_margins)
     removed = confirmed + unverified
     precision = (confirmed + p_u * unverified) / removed if removed else None
     return Estimate(

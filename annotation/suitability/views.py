@@ -51,7 +51,6 @@ def home(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = campaign_for_request(request, slug)
     study = SuitabilityStudy.objects.filter(campaign=campaign).first()
     summary = filter_summary(campaign=campaign)
-    waiting = queue(campaign=campaign)
     context = {
         "campaign": campaign,
         "study": study,
@@ -60,7 +59,7 @@ def home(request: HttpRequest, slug: str) -> HttpResponse:
         "summary": summary,
         "saving": suitability_saving(campaign=campaign),
         "chart": margins_chart(campaign=campaign) if summary.decided else None,
-        "queue_size": len(waiting),
+        "queue_size": summary.queue_left,
         "may_edit": user_may_edit(request.user, campaign),
         "notes": (
             SuitabilityLabel.objects.filter(study=study)

@@ -152,13 +152,13 @@ def test_queue_order_and_budget_by_hand():
 def test_precision_estimate_by_hand():
     held_out = [(-2.0, 0), (-1.5, 0), (-1.0, 1), (-0.5, 0), (-0.2, 1), (0.5, 1)]
     start = verification.precision_estimate(
-        confirmed=0, corrected=0, unverified_margins=[-1.0] * 10, verified_margins=[], held_out=held_out
+        confirmed=0, corrected=0, unverified=10, verified_margins=[], held_out=held_out
     )
     assert start.precision == pytest.approx(4 / 7)  # (3 unsuitable + 1) / (5 negatives + 2)
     later = {
         "confirmed": 3,
         "corrected": 1,
-        "unverified_margins": [-1.0] * 6,
+        "unverified": 6,
         "verified_margins": [-0.1, -0.2, -0.3, -0.6],
     }
     # Only 3 held-out negatives lie beyond 0.6 (< 5): all of them count, p_U = 4/7.
@@ -168,7 +168,7 @@ def test_precision_estimate_by_hand():
         11 / 15
     )
     done = verification.precision_estimate(
-        confirmed=4, corrected=2, unverified_margins=[], verified_margins=[-1.0], held_out=held_out
+        confirmed=4, corrected=2, unverified=0, verified_margins=[-1.0], held_out=held_out
     )
     assert done.precision == 1.0
 
