@@ -33,6 +33,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Batch, Proposition, Task, TaskItem, Topic
+from annotation.suitability.selectors import propositions_for_likert
 from annotation.text import normalize_text
 from config.errors import ApplicationError, Conflict
 
@@ -137,8 +138,11 @@ def _likert_tasks_build(*, topic_id: int, seed: int) -> Batch:
     if existing is not None:
         return existing
     campaign = topic.campaign
+    # Propositions the suitability filter removed are never asked (annotation.suitability).
     real_ids = list(
-        topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).order_by("id").values_list("id", flat=True)
+        propositions_for_likert(topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE))
+        .order_by("id")
+        .values_list("id", flat=True)
     )
     if not real_ids:
         raise ApplicationError(f"Topic {topic} has no propositions to rate: import some first.", code="topic_empty")

@@ -317,3 +317,13 @@ class CampaignMember(models.Model):
 
     def __str__(self):
         return f"{self.user} ({self.get_role_display().lower()}) on {self.campaign}"
+
+
+# Suitability filtering's rows live in their package; importing them here registers them.
+from annotation.suitability.models import (  # noqa: E402, F401
+    ClassifierRun,
+    SuitabilityDecision,
+    SuitabilityItem,
+    SuitabilityLabel,
+    SuitabilityStudy,
+)

@@ -51,6 +51,11 @@ COMPONENTS = {"Error": ERROR, "ErrorDetail": ERROR_DETAIL, "ValidationError": VA
 CONFLICTS = {
     ("patch", "/api/campaigns/{slug}/"): "The campaign is no longer a draft: its settings are fixed.",
     ("put", "/api/campaigns/{campaign_slug}/channel/"): "The campaign has published: its channel is fixed.",
+    ("post", "/api/campaigns/{campaign_slug}/suitability/sample/"): "The study has labels: its sample is fixed.",
+    ("post", "/api/campaigns/{campaign_slug}/suitability/verify/"): "The topic's Likert round is built: "
+    "filtering can no longer change it.",
+    ("post", "/api/campaigns/{campaign_slug}/suitability/apply/"): "A topic's Likert round is built: "
+    "filtering can no longer change it.",
 }
 METHODS = {"get", "put", "post", "patch", "delete", "head", "options", "trace"}
 

@@ -18,6 +18,7 @@ urlpatterns = [
     path("s/", include("crowd.channels.urls")),
     path("", include("dashboard.crowd_urls")),
     path("", include("dashboard.urls")),
+    path("", include("dashboard.suitability_urls")),
     path("", include("dashboard.ranking_urls")),
 ]
 

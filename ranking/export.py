@@ -16,6 +16,7 @@ from django.db.models.expressions import OrderBy
 from django.db.models.functions import Coalesce, Rank, RowNumber
 
 from annotation.models import Proposition, Topic
+from annotation.suitability.selectors import propositions_for_likert
 from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
@@ -90,7 +91,7 @@ def ranked_propositions(*, topic: Topic) -> QuerySet[Proposition]:
     """The topic's propositions (traps left out), best first (`ranking_order`), with their
     scores joined: for the exports, the page and the stored ranks."""
     return (
-        Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE)
+        propositions_for_likert(Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE))
         .select_related("score")
         .order_by(*ranking_order())
     )

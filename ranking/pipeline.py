@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotation.batching import batch_status_move, comparison_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
+from annotation.suitability.selectors import propositions_for_likert
 from crowd.models import HIT, Comparison, LikertLabel, counted
 from crowd.work.sync import hit_collected
 from ranking import rating, selection, stats
@@ -162,7 +163,10 @@ def _likert_scores_store(topic: Topic, excluded: set[int]) -> dict[int, tuple[fl
     )
     traps = set(topic.propositions.exclude(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True))
     means = likert_means(labels.iterator(chunk_size=5000), excluded_workers=excluded, traps=traps)
-    real = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).values_list("id", flat=True)
+    # Propositions the suitability filter removed were never asked: they get no score.
+    real = propositions_for_likert(topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE)).values_list(
+        "id", flat=True
+    )
     rows = [
         PropositionScore(
             proposition_id=pid, likert_mean=means.get(pid, (None, 0))[0], likert_n=means.get(pid, (None, 0))[1]

@@ -34,7 +34,7 @@ from crowd.simulation.hits import (
 
 TASK_FRAME = re.compile(r'<iframe class="session-task" src="([^"]+)"')
 NEXT_TASK = re.compile(r'id="session-next" data-next="([^"]+)"')
-CONSENT_ACTION = "/consent/"  # the consent form posts to the session's consent address (crowd.sessions.urls)
+CONSENT_ACTION = "/consent/"  # the consent form posts to the session's consent address (crowd.channels.urls)
 ASKED_TO_RETURN = "return the study"  # what our pages ask of a Prolific participant they have no task for
 
 

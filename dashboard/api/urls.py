@@ -4,7 +4,7 @@ Routes use path converters (`use_regex_path=False`) so the OpenAPI schema knows 
 every path parameter.
 """
 
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.routers import SimpleRouter
 
@@ -37,6 +37,7 @@ urlpatterns = [
         annotation_api.PropositionImportView.as_view(),
         name="api-proposition-import",
     ),
+    path(f"{CAMPAIGN}/suitability/", include("dashboard.api.suitability_urls")),
     path(f"{CAMPAIGN}/channel/", crowd_api.CampaignChannelView.as_view(), name="api-campaign-channel"),
     path(f"{TOPIC}/ranking/", ranking_api.TopicRankingView.as_view(), name="api-topic-ranking"),
     path(f"{TOPIC}/export/", ranking_api.TopicExportView.as_view(), name="api-topic-export"),
