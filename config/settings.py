@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "crowd.localturk",
     "crowd.localprolific",
     "ranking",
+    "maps",
 ]
 
 MIDDLEWARE = [

@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("crowd.urls")),
     path("", include("annotation.dashboard.urls")),
     path("", include("ranking.urls")),
+    path("", include("maps.urls")),
 ]
 
 if settings.LOCALTURK_ENABLED:
