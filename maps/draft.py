@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.models import Topic
+from maps.checker import map_check
 from maps.cmap import label_normalise
 from maps.labels import stemmed_key
 from maps.models import TARGET_CONCEPTS, Concept, ConceptMap, Relation, RevisedProposition
-from maps.revision import revision_start
+from maps.workbench import map_propositions
 from ranking.export import ranking_rows
 
 
@@ -83,10 +84,9 @@ def draft_candidates(*, topic: Topic) -> list[Candidate]:
     return [Candidate(r["subject"], r["relation"], r["object"], None) for r in ranking_rows(topic=topic)]
 
 
-def map_draft(*, topic: Topic, target: int = TARGET_CONCEPTS, start_revision: bool = True) -> DraftResult:
-    """Build (or rebuild) the topic's automatic draft map; returns it with what it reached."""
-    if start_revision:
-        revision_start(topic=topic)
+def map_draft(*, topic: Topic, target: int = TARGET_CONCEPTS) -> DraftResult:
+    """Build (or rebuild) the topic's automatic draft map from its revision, or from the whole
+    ranking before a revision exists; returns it with what it reached."""
     candidates = draft_candidates(topic=topic)
     chosen = draft_select(candidates, target=target)
     with transaction.atomic():
@@ -123,3 +123,14 @@ def map_draft(*, topic: Topic, target: int = TARGET_CONCEPTS, start_revision: bo
         target=target,
         candidates=len(candidates),
     )
+
+
+def draft_lines(*, campaign) -> list[str]:
+    """An automatic draft per topic of the campaign, each said with the checker's verdict."""
+    lines = []
+    for topic in campaign.topics.order_by("key"):
+        result = map_draft(topic=topic)
+        check = map_check(map_propositions(result.concept_map))
+        verdict = "passes the checker" if check.passes else "fails the checker"
+        lines.append(f"  {topic.key}: {result.message} ({check.concepts} concepts, {verdict})")
+    return lines
