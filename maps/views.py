@@ -2,6 +2,7 @@
 annotation.access (a viewer reads, never writes), call one maps service, render the result."""
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -17,7 +18,7 @@ from maps import workbench
 from maps.files import MapNotReady, map_cmap_text, map_counters, map_cxl_text, map_json_text, map_title
 from maps.models import ConceptMap, RevisedProposition
 
-ACTIONS = {
+ACTIONS: dict[str, tuple[Callable[..., ConceptMap], dict[str, type]]] = {
     "include": (workbench.proposition_include, {"proposition_id": int}),
     "remove": (workbench.relation_remove, {"relation_id": int}),
     "merge": (workbench.concepts_merge, {"keep_id": int, "merge_id": int, "label": str}),
@@ -98,8 +99,13 @@ def workbench_page(request: HttpRequest, slug: str, key: str, map_id: int) -> Ht
     return render(
         request,
         "maps/workbench.html",
-        {"concept_map": concept_map, "topic": concept_map.topic, "campaign": concept_map.topic.campaign,
-         "title": map_title(concept_map), "state": state},
+        {
+            "concept_map": concept_map,
+            "topic": concept_map.topic,
+            "campaign": concept_map.topic.campaign,
+            "title": map_title(concept_map),
+            "state": state,
+        },
     )
 
 
@@ -168,4 +174,3 @@ def map_download(request: HttpRequest, slug: str, key: str, map_id: int, fmt: st
     if fmt == "cxl":
         return _file(concept_map, map_cxl_text(concept_map), "cxl", "application/xml; charset=utf-8")
     return _file(concept_map, map_json_text(concept_map), "json", "application/json; charset=utf-8")
-

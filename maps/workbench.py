@@ -135,9 +135,9 @@ def _concept_for(concept_map: ConceptMap, label: str) -> Concept:
     return Concept.objects.create(concept_map=concept_map, label=text, merged_from=[text])
 
 
-def _pair_taken(concept_map: ConceptMap, a: Concept, b: Concept, *, ignore: int | None = None) -> Relation | None:
+def _pair_taken(concept_map: ConceptMap, a: Concept, b: Concept) -> Relation | None:
     pair = Q(source=a, target=b) | Q(source=b, target=a)
-    return concept_map.relations.filter(pair).exclude(pk=ignore).select_related("source", "target").first()
+    return concept_map.relations.filter(pair).select_related("source", "target").first()
 
 
 def _refuse_pair(existing: Relation) -> None:
