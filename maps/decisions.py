@@ -54,7 +54,11 @@ def map_decisions(a: ConceptMap, b: ConceptMap) -> Decisions:
 def decision_rows(a: ConceptMap, b: ConceptMap) -> Iterator[dict[str, object]]:
     decisions = map_decisions(a, b)
     names = (_who(a), _who(b))
-    for kind, rows in (("selection", decisions.selection), ("merge", decisions.merges), ("label_kept", decisions.labels)):
+    for kind, rows in (
+        ("selection", decisions.selection),
+        ("merge", decisions.merges),
+        ("label_kept", decisions.labels),
+    ):
         for item, first, second in rows:
             yield dict(zip(DECISION_COLUMNS, (kind, item, *names, int(first), int(second)), strict=True))
 

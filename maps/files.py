@@ -137,9 +137,10 @@ def map_import(*, topic: Topic, name: str, data: bytes, kind: str) -> ConceptMap
         # The file may break the one-relation-per-pair rule; the stored map keeps the first
         # relation of a pair and the checker's figures on the maps page say what the file had.
         source, target = concept(proposition.source), concept(proposition.target)
-        if source.pk == target.pk or concept_map.relations.filter(
-            source__in=[source, target], target__in=[source, target]
-        ).exists():
+        if (
+            source.pk == target.pk
+            or concept_map.relations.filter(source__in=[source, target], target__in=[source, target]).exists()
+        ):
             continue
         Relation.objects.create(concept_map=concept_map, source=source, target=target, label=proposition.relation)
     return concept_map

@@ -85,12 +85,16 @@ def map_upload(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     try:
         if upload is None:
             raise MapImportError("Choose a .cmap or .cxl file.")
-        imported = map_import(topic=topic, name=upload.name or "map", data=upload.read(), kind=request.POST.get("kind", ""))
+        imported = map_import(
+            topic=topic, name=upload.name or "map", data=upload.read(), kind=request.POST.get("kind", "")
+        )
     except ApplicationError as error:
         messages.error(request, error.message)
     else:
         counts = map_counters(imported)
-        messages.success(request, f"Imported {imported.name}: {counts['concepts']} concepts, {counts['relations']} relations.")
+        messages.success(
+            request, f"Imported {imported.name}: {counts['concepts']} concepts, {counts['relations']} relations."
+        )
     return redirect(_maps_url(slug, key))
 
 
@@ -109,7 +113,10 @@ def revision_page(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     propositions = list(
         RevisedProposition.objects.filter(topic=topic).select_related("revised_from").order_by("position", "id")
     )
-    rows = [{"p": p, "splits": revision.split_suggestions(p), "source": p.revised_from.source if p.revised_from else ""} for p in propositions]
+    rows = [
+        {"p": p, "splits": revision.split_suggestions(p), "source": p.revised_from.source if p.revised_from else ""}
+        for p in propositions
+    ]
     context = {
         "topic": topic,
         "campaign": topic.campaign,
@@ -143,7 +150,10 @@ def _revise(request: HttpRequest, topic) -> None:
         messages.success(request, "Spans saved.")
     elif action == "add":
         revision.proposition_add(
-            topic=topic, subject=post.get("subject", ""), relation=post.get("relation", ""), object=post.get("object", "")
+            topic=topic,
+            subject=post.get("subject", ""),
+            relation=post.get("relation", ""),
+            object=post.get("object", ""),
         )
         messages.success(request, "Proposition added.")
     else:

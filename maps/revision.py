@@ -146,7 +146,11 @@ def proposition_span_edit(
 ) -> RevisedProposition:
     """New spans for a proposition; where the source sentence is known, every token must be one of its tokens."""
     proposition = _locked(topic=topic, proposition_id=proposition_id)
-    values = {"subject": _clean(subject, "subject"), "relation": _clean(relation, "relation"), "object": _clean(object, "object")}
+    values = {
+        "subject": _clean(subject, "subject"),
+        "relation": _clean(relation, "relation"),
+        "object": _clean(object, "object"),
+    }
     allowed = source_tokens(proposition)
     if allowed is not None:
         foreign = [t for text in values.values() for t in _TOKEN.findall(text) if t.casefold() not in allowed]
@@ -178,7 +182,7 @@ def proposition_add(*, topic: Topic, subject: str, relation: str, object: str) -
 
 
 def revision_summary(*, topic: Topic) -> dict[str, int]:
-    """"50 → n": how many crowd propositions went in and how many came out, per operation."""
+    """ "50 → n": how many crowd propositions went in and how many came out, per operation."""
     rows = list(RevisedProposition.objects.filter(topic=topic).values_list("operation", "revised_from_id"))
     counts = {op.value: 0 for op in RevisedProposition.Operation}
     for operation, _ in rows:

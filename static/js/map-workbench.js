@@ -241,6 +241,7 @@
     lastActivity = Date.now();
     change.version = state.version;
     document.getElementById("save-state").textContent = "saving…";
+    say("Saving…", "");
     send(root.dataset.act, change).then(function (response) {
       return response.json().then(function (body) { return { ok: response.ok, status: response.status, body: body }; });
     }).then(function (answer) {
@@ -310,6 +311,9 @@
   document.getElementById("reload").addEventListener("click", reload);
   ["keydown", "pointerdown", "pointermove", "focusin"].forEach(function (name) {
     document.addEventListener(name, function () { lastActivity = Date.now(); }, { passive: true });
+  });
+  window.addEventListener("resize", function () {
+    if (graph) { graph.resize(); graph.fit(undefined, 20); }
   });
   document.addEventListener("visibilitychange", heartbeat);
   window.setInterval(heartbeat, 30000);

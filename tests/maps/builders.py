@@ -9,13 +9,45 @@ from maps.revision import revision_start
 from ranking.models import PropositionScore
 from tests.factories import PropositionFactory, TopicFactory
 
-WORDS = (
-    "apple banana cherry damson elder fig grape hazel iris juniper kale lemon mango nectar olive pear quince "
-    "radish sage thyme ugli vanilla walnut xigua yam zucchini almond basil clove dill endive fennel"
-).split()
+WORDS = [
+    "apple",
+    "banana",
+    "cherry",
+    "damson",
+    "elder",
+    "fig",
+    "grape",
+    "hazel",
+    "iris",
+    "juniper",
+    "kale",
+    "lemon",
+    "mango",
+    "nectar",
+    "olive",
+    "pear",
+    "quince",
+    "radish",
+    "sage",
+    "thyme",
+    "ugli",
+    "vanilla",
+    "walnut",
+    "xigua",
+    "yam",
+    "zucchini",
+    "almond",
+    "basil",
+    "clove",
+    "dill",
+    "endive",
+    "fennel",
+]
 
 
-def ranked_topic(*, campaign, triples: list[tuple[str, str, str]], key: str = "alpha", sources: list[str] | None = None) -> Topic:
+def ranked_topic(
+    *, campaign, triples: list[tuple[str, str, str]], key: str = "alpha", sources: list[str] | None = None
+) -> Topic:
     """A topic whose propositions are `triples`, ranked in the order given (Likert means)."""
     topic = TopicFactory(campaign=campaign, key=key, state=Topic.State.DONE)
     for index, (subject, relation, obj) in enumerate(triples):

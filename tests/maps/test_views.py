@@ -63,7 +63,9 @@ def test_another_researchers_map_is_a_404(client, django_user_model, owner, topi
     for name in ("workbench", "state"):
         assert client.get(url(name, topic, concept_map.pk)).status_code == 404
     assert client.get(url("download", topic, concept_map.pk, "json")).status_code == 404
-    assert act(client, topic, concept_map, action="remove", relation_id=1, version=concept_map.version).status_code == 404
+    assert (
+        act(client, topic, concept_map, action="remove", relation_id=1, version=concept_map.version).status_code == 404
+    )
     assert concept_map.relations.count() == 2
 
 
@@ -87,11 +89,19 @@ def test_a_forged_annotator_cannot_write_to_anothers_map(client, django_user_mod
     client.force_login(editor)
     relation = concept_map.relations.first()
     answer = act(
-        client, topic, concept_map,
-        action="remove", relation_id=relation.pk, version=concept_map.version, annotator=owner.pk, user=owner.pk,
+        client,
+        topic,
+        concept_map,
+        action="remove",
+        relation_id=relation.pk,
+        version=concept_map.version,
+        annotator=owner.pk,
+        user=owner.pk,
     )
     assert answer.status_code == 403 and answer.json()["code"] == "not_your_map"
-    beat = client.post(url("heartbeat", topic, concept_map.pk), json.dumps({"seconds": 60}), content_type="application/json")
+    beat = client.post(
+        url("heartbeat", topic, concept_map.pk), json.dumps({"seconds": 60}), content_type="application/json"
+    )
     assert beat.status_code == 403
     concept_map.refresh_from_db()
     assert concept_map.relations.count() == 2 and concept_map.active_seconds == 0
@@ -101,7 +111,10 @@ def test_a_stale_version_gets_a_conflict(owner_client, owner, topic):
     concept_map = map_built(topic=topic, annotator=owner, relations=2)
     third, fourth = topic.revised_propositions.order_by("position")[2:4]
     stale = concept_map.version
-    assert act(owner_client, topic, concept_map, action="include", proposition_id=third.pk, version=stale).status_code == 200
+    assert (
+        act(owner_client, topic, concept_map, action="include", proposition_id=third.pk, version=stale).status_code
+        == 200
+    )
     answer = act(owner_client, topic, concept_map, action="include", proposition_id=fourth.pk, version=stale)
     assert answer.status_code == 409 and "another tab" in answer.json()["message"]
     assert concept_map.relations.count() == 3
@@ -132,13 +145,17 @@ def test_hostile_labels_stay_text_in_the_page_the_files_and_the_csv(owner_client
 def test_the_cmap_is_refused_until_the_map_passes_the_checker(owner_client, owner, topic, tmp_path):
     concept_map = map_built(topic=topic, annotator=owner, relations=24)
     concept_map = workbench.relation_remove(
-        map_id=concept_map.pk, user=owner, version=concept_map.version,
+        map_id=concept_map.pk,
+        user=owner,
+        version=concept_map.version,
         relation_id=concept_map.relations.order_by("id")[5].pk,
     )
     refused = owner_client.get(url("download", topic, concept_map.pk, "cmap"))
     assert refused.status_code == 409 and b"not connected" in refused.content
     workbench.proposition_include(  # the relation back: connected again
-        map_id=concept_map.pk, user=owner, version=concept_map.version,
+        map_id=concept_map.pk,
+        user=owner,
+        version=concept_map.version,
         proposition_id=topic.revised_propositions.get(position=6).pk,
     )
     response = owner_client.get(url("download", topic, concept_map.pk, "cmap"))
@@ -146,7 +163,9 @@ def test_the_cmap_is_refused_until_the_map_passes_the_checker(owner_client, owne
     (tmp_path / "map.cmap").write_bytes(response.content)
     if shutil.which("java") is None or not JAR.exists():
         pytest.skip(f"java or {JAR} missing: the jar's verdict is not checked here")
-    jar = subprocess.run(["java", "-cp", str(JAR), "eval.CheckConceptMaps", str(tmp_path)], capture_output=True, text=True)
+    jar = subprocess.run(
+        ["java", "-cp", str(JAR), "eval.CheckConceptMaps", str(tmp_path)], capture_output=True, text=True
+    )
     assert jar.returncode == 0 and "connected: \ttrue" in jar.stdout and "concepts: \t25" in jar.stdout
 
 

@@ -46,7 +46,9 @@ def test_finalising_is_refused_with_the_reasons_and_changes_nothing(topic, owner
 def test_a_stale_version_is_a_conflict_not_an_overwrite(topic, owner):
     concept_map = map_built(topic=topic, annotator=owner, relations=2)
     first, second = topic.revised_propositions.order_by("position")[2:4]
-    workbench.proposition_include(map_id=concept_map.pk, user=owner, version=concept_map.version, proposition_id=first.pk)
+    workbench.proposition_include(
+        map_id=concept_map.pk, user=owner, version=concept_map.version, proposition_id=first.pk
+    )
     with pytest.raises(Conflict, match="another tab"):  # the second tab still holds the old version
         workbench.proposition_include(
             map_id=concept_map.pk, user=owner, version=concept_map.version, proposition_id=second.pk
@@ -75,11 +77,21 @@ def test_merging_keeps_one_of_the_labels_and_moves_the_relations(campaign, owner
     suggestions = workbench.merge_suggestions(concept_map)
     assert {(a.label, b.label) for a, b, _ in suggestions} >= {("student loans", "a loan")}
     with pytest.raises(workbench.MapRefused, match="Keep one of"):
-        change(workbench.concepts_merge, concept_map, owner, keep_id=concept(concept_map, "student loans").pk,
-               merge_id=concept(concept_map, "a loan").pk, label="money")
+        change(
+            workbench.concepts_merge,
+            concept_map,
+            owner,
+            keep_id=concept(concept_map, "student loans").pk,
+            merge_id=concept(concept_map, "a loan").pk,
+            label="money",
+        )
     merged = change(
-        workbench.concepts_merge, concept_map, owner,
-        keep_id=concept(concept_map, "student loans").pk, merge_id=concept(concept_map, "a loan").pk, label="a loan",
+        workbench.concepts_merge,
+        concept_map,
+        owner,
+        keep_id=concept(concept_map, "student loans").pk,
+        merge_id=concept(concept_map, "a loan").pk,
+        label="a loan",
     )
     kept = merged.concepts.get(label="a loan")
     assert kept.merged_from == ["student loans", "a loan"]
