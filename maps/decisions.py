@@ -31,6 +31,11 @@ def _clusters(concept_map: ConceptMap) -> tuple[dict[str, int], set[str]]:
     return members, kept
 
 
+def map_clusters(concept_map: ConceptMap) -> dict[str, int]:
+    """Each concept label the map holds (its key) → the concept it belongs to: merges as a clustering."""
+    return _clusters(concept_map)[0]
+
+
 def map_decisions(a: ConceptMap, b: ConceptMap) -> Decisions:
     """Selection over the topic's revised propositions; merges over every pair of labels either
     map holds (a pair neither merged counts as two "no"s, as the paper counts all pairs); labels

@@ -6,9 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.models import Topic
-from maps.decisions import map_decisions
+from maps.agreement import clustering_agreement, decisions_agreement
+from maps.decisions import map_clusters, map_decisions
 from maps.evaluation.matching import concept_match, strict_match, unlabeled_match
+from maps.files import map_provenance
 from maps.models import ConceptMap
+from maps.statistics import collection_statistics, map_statistics
 from maps.workbench import map_propositions
 
 
@@ -16,9 +19,11 @@ from maps.workbench import map_propositions
 class TopicMapsReport:
     pair: tuple[ConceptMap, ConceptMap] | None = None
     agreement: list[dict[str, Any]] = field(default_factory=list)
+    clustering: dict[str, dict[str, Any]] = field(default_factory=dict)
     reference: ConceptMap | None = None
     evaluation: list[dict[str, Any]] = field(default_factory=list)
-    statistics: dict[str, Any] = field(default_factory=dict)
+    statistics: list[dict[str, Any]] = field(default_factory=list)
+    collection: dict[str, Any] = field(default_factory=dict)
 
 
 def _annotated_pair(maps: list[ConceptMap]) -> tuple[ConceptMap, ConceptMap] | None:
@@ -54,7 +59,8 @@ def maps_evaluate(reference: ConceptMap, maps: list[ConceptMap]) -> list[dict[st
 
 
 def pair_agreement(a: ConceptMap, b: ConceptMap) -> list[dict[str, Any]]:
-    """Per decision set: how many decisions and the share both made alike (maps.agreement adds κ, α, F1)."""
+    """Per decision set: % agreement, Cohen's κ, Krippendorff's α and positive-class F1
+    (maps.agreement), beside the paper's figures (§5.6)."""
     decisions = map_decisions(a, b)
     rows = []
     for name, items, paper in (
@@ -62,15 +68,34 @@ def pair_agreement(a: ConceptMap, b: ConceptMap) -> list[dict[str, Any]]:
         ("Concept merges (all pairs)", decisions.merges, "95 % (κ 0.70)"),
         ("Labels kept", decisions.labels, "85 % (κ 0.69)"),
     ):
-        same = sum(1 for _, x, y in items if x == y)
-        rows.append({"name": name, "n": len(items), "agreement": same / len(items) if items else None, "paper": paper})
+        figures = decisions_agreement([x for _, x, _ in items], [y for _, _, y in items])
+        rows.append({"name": name, "figures": figures, "paper": paper})
     return rows
+
+
+def pair_clustering(a: ConceptMap, b: ConceptMap) -> dict[str, dict[str, Any]]:
+    """The two annotators' merges as clusterings of concept labels (Geiss 2009's family)."""
+    first, second = map_clusters(a), map_clusters(b)
+    return clustering_agreement(first, second, items=sorted({*first, *second}))
+
+
+def maps_statistics(maps: list[ConceptMap]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Table 3's figures per map and, over the annotators' maps, mean ± sd."""
+    rows = [
+        {"map": m, "figures": map_statistics(map_propositions(m), map_provenance(m))}
+        for m in maps
+        if m.relations.exists()
+    ]
+    annotated = [row["figures"] for row in rows if row["map"].kind == ConceptMap.Kind.ANNOTATED]
+    return rows, (collection_statistics(annotated) if annotated else {})
 
 
 def topic_maps_report(*, topic: Topic, maps: list[ConceptMap]) -> TopicMapsReport:
     report = TopicMapsReport(pair=_annotated_pair(maps), reference=_reference(maps))
     if report.pair:
         report.agreement = pair_agreement(*report.pair)
+        report.clustering = pair_clustering(*report.pair)
+    report.statistics, report.collection = maps_statistics(maps)
     if report.reference:
         report.evaluation = maps_evaluate(report.reference, maps)
     return report
