@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 _WHITE_SPACE = re.compile(r"\s+")
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 CXL_NAMESPACE = "http://cmap.ihmc.us/xml/cmap/"
 JSON_FORMAT = "salience-concept-map/1"
 
@@ -133,6 +134,14 @@ def cxl_dumps(propositions: Iterable[MapProposition], *, title: str = "") -> str
     connection_list = SubElement(body, "connection-list")
     concept_ids: dict[str, str] = {}
 
+    def xml_label(label: str, number: int) -> str:
+        bad = _NOT_XML.search(label)
+        if bad:
+            raise MapFormatError(
+                f"{_where('', number)}: label {label!r} holds {bad.group()!r}, which XML 1.0 cannot carry"
+            )
+        return label
+
     def concept_id(label: str) -> str:
         if label not in concept_ids:
             concept_ids[label] = f"c{len(concept_ids) + 1}"
@@ -141,6 +150,8 @@ def cxl_dumps(propositions: Iterable[MapProposition], *, title: str = "") -> str
 
     for number, proposition in enumerate(propositions, start=1):
         normal = _proposition_normalise(proposition)
+        for label in (normal.source, normal.relation, normal.target):
+            xml_label(label, number)
         source, target = concept_id(normal.source), concept_id(normal.target)
         phrase = f"l{number}"
         SubElement(phrase_list, "linking-phrase", {"id": phrase, "label": normal.relation})
