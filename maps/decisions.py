@@ -39,7 +39,7 @@ def map_clusters(concept_map: ConceptMap) -> dict[str, int]:
 def map_decisions(a: ConceptMap, b: ConceptMap) -> Decisions:
     """Selection over the topic's revised propositions; merges over every pair of labels either
     map holds (a pair neither merged counts as two "no"s, as the paper counts all pairs); labels
-    kept over every label either map holds."""
+    kept over the labels both maps hold (a label one map left out is a selection decision)."""
     propositions = RevisedProposition.objects.filter(topic_id=a.topic_id).order_by("position", "id")
     chosen_a = set(a.relations.exclude(proposition=None).values_list("proposition_id", flat=True))
     chosen_b = set(b.relations.exclude(proposition=None).values_list("proposition_id", flat=True))
@@ -52,7 +52,8 @@ def map_decisions(a: ConceptMap, b: ConceptMap) -> Decisions:
         merged_a = x in members_a and members_a.get(x) == members_a.get(y)
         merged_b = x in members_b and members_b.get(x) == members_b.get(y)
         merges.append((f"{x} | {y}", merged_a, merged_b))
-    kept = [(label, label in kept_a, label in kept_b) for label in labels]
+    both = [label for label in labels if label in members_a and label in members_b]
+    kept = [(label, label in kept_a, label in kept_b) for label in both]
     return Decisions(selection=selection, merges=merges, labels=kept)
 
 

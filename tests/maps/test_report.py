@@ -32,12 +32,12 @@ def pair(campaign, owner, django_user_model):
 
 
 def test_the_decisions_are_the_papers_three_sets(pair):
-    topic, a, b = pair
+    _, a, b = pair
     decisions = map_decisions(a, b)
     assert len(decisions.selection) == 10
     assert sum(x for _, x, _ in decisions.selection) == 6 and sum(y for _, _, y in decisions.selection) == 4
     labels = 7  # apple..grape in A; B's five labels are among them
-    assert len(decisions.labels) == labels and len(decisions.merges) == labels * (labels - 1) // 2
+    assert len(decisions.labels) == 5 and len(decisions.merges) == labels * (labels - 1) // 2
     assert [item for item, x, y in decisions.merges if x != y] == [f"{WORDS[0]} | {WORDS[4]}"]
     assert ("apple", True, False) in decisions.labels  # B kept "elder" for the merged concept
 
@@ -45,9 +45,10 @@ def test_the_decisions_are_the_papers_three_sets(pair):
 def test_the_report_has_agreement_statistics_and_evaluation(pair):
     topic, a, b = pair
     report = topic_maps_report(topic=topic, maps=[a, b])
-    selection, merges, labels = (row["figures"] for row in report.agreement)
+    selection, merges, kept = (row["figures"] for row in report.agreement)
     assert selection.n == 10 and selection.percent == pytest.approx(0.8) and selection.f1_positive == pytest.approx(0.8)
     assert merges.n == 21 and merges.percent == pytest.approx(20 / 21) and merges.f1_positive == 0
+    assert kept.n == 5 and kept.percent == pytest.approx(4 / 5)  # the labels both maps hold
     assert set(report.clustering) == {"singletons", "bucket"} and "baseline" in report.clustering["bucket"]
     assert [row["figures"].concepts for row in report.statistics] == [7, 4]
     assert report.collection["maps"] == 2 and report.collection["relations"]["mean"] == 5
@@ -58,7 +59,7 @@ def test_the_report_has_agreement_statistics_and_evaluation(pair):
 
 
 def test_the_page_shows_them_and_the_csv_recomputes_them(pair, owner_client):
-    topic, a, b = pair
+    topic = pair[0]
     page = owner_client.get(reverse("maps:topic-maps", args=[topic.campaign.slug, topic.key])).content.decode()
     for part in ('id="agreement"', 'id="clustering"', 'id="statistics"', 'id="evaluation"', "84 % (κ 0.66)"):
         assert part in page
