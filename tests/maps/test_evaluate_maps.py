@@ -155,3 +155,19 @@ def test_from_the_shell_exit_status_4_and_no_traceback():
     assert malformed.returncode == 4
     assert "CommandError: 3 of 3 concept maps fail the check." in malformed.stderr
     assert "Traceback" not in malformed.stderr
+
+
+def test_an_unreadable_file_is_a_clear_error(corpus, monkeypatch):
+    """Root reads every file, so the refusal is simulated where the file is read."""
+    real = type(corpus).read_bytes
+
+    def refuse(path):
+        if path.name == "s.cmap":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(type(corpus), "read_bytes", refuse)
+    with pytest.raises(CommandError, match=r"s\.cmap: cannot read: Permission denied"):
+        run("evaluate_maps", str(corpus / "gold"), str(corpus / "system"), "--no-meteor")
+    with pytest.raises(CommandError, match=r"s\.cmap: cannot read: Permission denied"):
+        run("check_maps", str(corpus / "system"))
