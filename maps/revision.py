@@ -110,6 +110,8 @@ def proposition_split(*, topic: Topic, proposition_id: int, field: str, parts: l
     if field not in ("subject", "object"):
         raise RevisionError("Only a subject or an object is split.")
     original = _locked(topic=topic, proposition_id=proposition_id)
+    if original.relations.exists():
+        raise RevisionError("That proposition is in a map already: take it out of the map before splitting it.")
     cleaned = [_clean(part, field) for part in parts if part.strip()]
     if len(cleaned) < 2:
         raise RevisionError("A split needs at least two conjuncts.")

@@ -58,9 +58,15 @@ def ranked_topic(
     return topic
 
 
+def word(index: int) -> str:
+    """A distinct concept label per index: the words, then the words with a numeral ("apple 2")."""
+    base = WORDS[index % len(WORDS)]
+    return base if index < len(WORDS) else f"{base} {index // len(WORDS) + 1}"
+
+
 def chain_triples(length: int) -> list[tuple[str, str, str]]:
     """`length` propositions over `length + 1` concepts, each touching the one before."""
-    return [(WORDS[i], f"grows beside {i}", WORDS[i + 1]) for i in range(length)]
+    return [(word(i), f"grows beside {i}", word(i + 1)) for i in range(length)]
 
 
 def chain_topic(*, campaign, length: int = 30, key: str = "alpha") -> Topic:
