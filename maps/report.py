@@ -11,6 +11,8 @@ from maps.decisions import map_clusters, map_decisions
 from maps.evaluation.matching import concept_match, strict_match, unlabeled_match
 from maps.files import map_provenance
 from maps.models import ConceptMap
+from maps.stability import StabilityPoint
+from maps.stability_report import topic_stability
 from maps.statistics import collection_statistics, map_statistics
 from maps.workbench import map_propositions
 
@@ -24,6 +26,7 @@ class TopicMapsReport:
     evaluation: list[dict[str, Any]] = field(default_factory=list)
     statistics: list[dict[str, Any]] = field(default_factory=list)
     collection: dict[str, Any] = field(default_factory=dict)
+    stability: list[StabilityPoint] = field(default_factory=list)
 
 
 def _annotated_pair(maps: list[ConceptMap]) -> tuple[ConceptMap, ConceptMap] | None:
@@ -81,13 +84,9 @@ def pair_clustering(a: ConceptMap, b: ConceptMap) -> dict[str, dict[str, Any]]:
 
 def maps_statistics(maps: list[ConceptMap]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Table 3's figures per map and, over the annotators' maps, mean ± sd."""
-    rows = [
-        {"map": m, "figures": map_statistics(map_propositions(m), map_provenance(m))}
-        for m in maps
-        if m.relations.exists()
-    ]
-    annotated = [row["figures"] for row in rows if row["map"].kind == ConceptMap.Kind.ANNOTATED]
-    return rows, (collection_statistics(annotated) if annotated else {})
+    figures = [(m, map_statistics(map_propositions(m), map_provenance(m))) for m in maps if m.relations.exists()]
+    annotated = [f for m, f in figures if m.kind == ConceptMap.Kind.ANNOTATED]
+    return [{"map": m, "figures": f} for m, f in figures], (collection_statistics(annotated) if annotated else {})
 
 
 def topic_maps_report(*, topic: Topic, maps: list[ConceptMap]) -> TopicMapsReport:
@@ -96,6 +95,7 @@ def topic_maps_report(*, topic: Topic, maps: list[ConceptMap]) -> TopicMapsRepor
         report.agreement = pair_agreement(*report.pair)
         report.clustering = pair_clustering(*report.pair)
     report.statistics, report.collection = maps_statistics(maps)
+    report.stability = topic_stability(topic=topic)
     if report.reference:
         report.evaluation = maps_evaluate(report.reference, maps)
     return report
