@@ -26,7 +26,7 @@ import random
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import krippendorff
 import numpy as np
@@ -47,6 +47,7 @@ __all__ = [
 BASELINE_RUNS = 100
 BASELINE_SEED = 2009
 LeftOut = Literal["singletons", "bucket"]
+Item = TypeVar("Item", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def clustering_scores_counted(first: Sequence[Hashable], second: Sequence[Hashab
     return _scores_from(first, second, h, c, information)
 
 
-def _labels(assignment: Mapping[Hashable, Hashable], items: Sequence[Hashable], left_out: LeftOut) -> list[str]:
+def _labels(assignment: Mapping[Item, Hashable], items: Sequence[Item], left_out: LeftOut) -> list[str]:
     labels = []
     for item in items:
         if item in assignment:
@@ -193,10 +194,10 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def clustering_agreement(
-    a: Mapping[Hashable, Hashable],
-    b: Mapping[Hashable, Hashable],
+    a: Mapping[Item, Hashable],
+    b: Mapping[Item, Hashable],
     *,
-    items: Sequence[Hashable] | None = None,
+    items: Sequence[Item] | None = None,
     runs: int = BASELINE_RUNS,
     seed: int = BASELINE_SEED,
 ) -> dict[str, dict[str, Any]]:
