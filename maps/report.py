@@ -9,7 +9,7 @@ from annotation.models import Topic
 from maps.agreement import clustering_agreement, decisions_agreement
 from maps.decisions import map_clusters, map_decisions
 from maps.evaluation.matching import concept_match, strict_match, unlabeled_match
-from maps.files import map_provenance
+from maps.files import map_provenance, map_title
 from maps.models import ConceptMap
 from maps.stability import StabilityPoint
 from maps.stability_report import topic_stability
@@ -23,6 +23,7 @@ class TopicMapsReport:
     agreement: list[dict[str, Any]] = field(default_factory=list)
     clustering: dict[str, dict[str, Any]] = field(default_factory=dict)
     reference: ConceptMap | None = None
+    reference_title: str = ""
     evaluation: list[dict[str, Any]] = field(default_factory=list)
     statistics: list[dict[str, Any]] = field(default_factory=list)
     collection: dict[str, Any] = field(default_factory=dict)
@@ -53,6 +54,7 @@ def maps_evaluate(reference: ConceptMap, maps: list[ConceptMap]) -> list[dict[st
         rows.append(
             {
                 "map": concept_map,
+                "title": map_title(concept_map),
                 "strict": strict_match(system, gold),
                 "unlabeled": unlabeled_match(system, gold),
                 "concept": concept_match(system, gold),
@@ -86,7 +88,9 @@ def maps_statistics(maps: list[ConceptMap]) -> tuple[list[dict[str, Any]], dict[
     """Table 3's figures per map and, over the annotators' maps, mean ± sd."""
     figures = [(m, map_statistics(map_propositions(m), map_provenance(m))) for m in maps if m.relations.exists()]
     annotated = [f for m, f in figures if m.kind == ConceptMap.Kind.ANNOTATED]
-    return [{"map": m, "figures": f} for m, f in figures], (collection_statistics(annotated) if annotated else {})
+    return [{"map": m, "title": map_title(m), "figures": f} for m, f in figures], (
+        collection_statistics(annotated) if annotated else {}
+    )
 
 
 def topic_maps_report(*, topic: Topic, maps: list[ConceptMap]) -> TopicMapsReport:
@@ -97,5 +101,6 @@ def topic_maps_report(*, topic: Topic, maps: list[ConceptMap]) -> TopicMapsRepor
     report.statistics, report.collection = maps_statistics(maps)
     report.stability = topic_stability(topic=topic)
     if report.reference:
+        report.reference_title = map_title(report.reference)
         report.evaluation = maps_evaluate(report.reference, maps)
     return report

@@ -179,3 +179,12 @@ def test_an_import_names_the_line_of_an_error(owner_client, topic):
     owner_client.post(url("import", topic), {"file": good, "kind": "gold"})
     gold = ConceptMap.objects.get(topic=topic, kind=ConceptMap.Kind.GOLD)
     assert gold.name == "gold.cmap" and gold.relations.count() == 2
+
+
+def test_the_draft_button_builds_the_automatic_map_and_says_what_it_reached(owner_client, topic):
+    response = owner_client.post(url("draft", topic), follow=True)
+    assert "Automatic draft: 25 concepts, 24 relations, connected." in response.content.decode()
+    draft = ConceptMap.objects.get(topic=topic, kind=ConceptMap.Kind.AUTOMATIC)
+    assert owner_client.get(url("download", topic, draft.pk, "cmap")).status_code == 200
+    page = owner_client.get(url("workbench", topic, draft.pk)).content.decode()
+    assert "Read only" in page  # nobody's own map: changed only by building it again
