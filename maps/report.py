@@ -79,9 +79,11 @@ def pair_agreement(a: ConceptMap, b: ConceptMap) -> list[dict[str, Any]]:
 
 
 def pair_clustering(a: ConceptMap, b: ConceptMap) -> dict[str, dict[str, Any]]:
-    """The two annotators' merges as clusterings of concept labels (Geiss 2009's family)."""
+    """The two annotators' merges as clusterings of concept labels (Geiss 2009's family); {}
+    while neither map has a concept."""
     first, second = map_clusters(a), map_clusters(b)
-    return clustering_agreement(first, second, items=sorted({*first, *second}))
+    items = sorted({*first, *second})
+    return clustering_agreement(first, second, items=items) if items else {}
 
 
 def maps_statistics(maps: list[ConceptMap]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
