@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("annotation", "crowd", "ranking", "config")
+PACKAGES = ("annotation", "crowd", "ranking", "maps", "config")
 
 
 def project_modules() -> dict[str, Path]:
