@@ -7,115 +7,242 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotation', '0009_hit_titles_per_kind_and_trap_rule'),
+        ("annotation", "0009_hit_titles_per_kind_and_trap_rule"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ConceptMap',
+            name="ConceptMap",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('annotated', "Annotator's map"), ('automatic', 'Automatic draft'), ('gold', 'Imported gold map'), ('system', 'Imported system map')], default='annotated', max_length=10)),
-                ('name', models.CharField(blank=True, help_text="An imported map's file name.", max_length=200)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('final', 'Final')], default='draft', max_length=5)),
-                ('target_concepts', models.PositiveIntegerField(default=25)),
-                ('active_seconds', models.PositiveIntegerField(default=0)),
-                ('version', models.PositiveIntegerField(default=1, help_text='Optimistic concurrency: +1 per change.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('annotator', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='concept_maps', to=settings.AUTH_USER_MODEL)),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='concept_maps', to='annotation.topic')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("annotated", "Annotator's map"),
+                            ("automatic", "Automatic draft"),
+                            ("gold", "Imported gold map"),
+                            ("system", "Imported system map"),
+                        ],
+                        default="annotated",
+                        max_length=10,
+                    ),
+                ),
+                ("name", models.CharField(blank=True, help_text="An imported map's file name.", max_length=200)),
+                (
+                    "status",
+                    models.CharField(choices=[("draft", "Draft"), ("final", "Final")], default="draft", max_length=5),
+                ),
+                ("target_concepts", models.PositiveIntegerField(default=25)),
+                ("active_seconds", models.PositiveIntegerField(default=0)),
+                ("version", models.PositiveIntegerField(default=1, help_text="Optimistic concurrency: +1 per change.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="concept_maps",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="concept_maps", to="annotation.topic"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['topic', 'kind', 'id'],
+                "ordering": ["topic", "kind", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Concept',
+            name="Concept",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.TextField()),
-                ('merged_from', models.JSONField(default=list, help_text='Every label this concept stands for.')),
-                ('concept_map', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='concepts', to='maps.conceptmap')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("label", models.TextField()),
+                ("merged_from", models.JSONField(default=list, help_text="Every label this concept stands for.")),
+                (
+                    "concept_map",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="concepts", to="maps.conceptmap"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['concept_map', 'id'],
+                "ordering": ["concept_map", "id"],
             },
         ),
         migrations.CreateModel(
-            name='MapAssignment',
+            name="MapAssignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('assigned_at', models.DateTimeField(auto_now_add=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='map_assignments', to=settings.AUTH_USER_MODEL)),
-                ('assigned_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='map_assignments', to='annotation.topic')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("assigned_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="map_assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "assigned_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="map_assignments",
+                        to="annotation.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['topic', 'assigned_at', 'id'],
+                "ordering": ["topic", "assigned_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='RevisedProposition',
+            name="RevisedProposition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('subject', models.TextField()),
-                ('relation', models.TextField()),
-                ('object', models.TextField()),
-                ('operation', models.CharField(choices=[('kept', 'Kept'), ('split', 'Split from a conjunction'), ('span_edit', 'Span edited'), ('added', 'Added')], default='kept', max_length=10)),
-                ('position', models.PositiveIntegerField(help_text='Importance order within the topic, 1 first.')),
-                ('crowd_rank', models.PositiveIntegerField(blank=True, help_text="The crowd's rank of the source.", null=True)),
-                ('tie_rank', models.PositiveIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('revised_from', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='revisions', to='annotation.proposition')),
-                ('topic', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revised_propositions', to='annotation.topic')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("subject", models.TextField()),
+                ("relation", models.TextField()),
+                ("object", models.TextField()),
+                (
+                    "operation",
+                    models.CharField(
+                        choices=[
+                            ("kept", "Kept"),
+                            ("split", "Split from a conjunction"),
+                            ("span_edit", "Span edited"),
+                            ("added", "Added"),
+                        ],
+                        default="kept",
+                        max_length=10,
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(help_text="Importance order within the topic, 1 first.")),
+                (
+                    "crowd_rank",
+                    models.PositiveIntegerField(blank=True, help_text="The crowd's rank of the source.", null=True),
+                ),
+                ("tie_rank", models.PositiveIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "revised_from",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="revisions",
+                        to="annotation.proposition",
+                    ),
+                ),
+                (
+                    "topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="revised_propositions",
+                        to="annotation.topic",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['topic', 'position', 'id'],
+                "ordering": ["topic", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Relation',
+            name="Relation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.TextField()),
-                ('synthetic', models.BooleanField(default=False)),
-                ('concept_map', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='relations', to='maps.conceptmap')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='outgoing', to='maps.concept')),
-                ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='incoming', to='maps.concept')),
-                ('proposition', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='relations', to='maps.revisedproposition')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("label", models.TextField()),
+                ("synthetic", models.BooleanField(default=False)),
+                (
+                    "concept_map",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="relations", to="maps.conceptmap"
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="outgoing", to="maps.concept"
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="incoming", to="maps.concept"
+                    ),
+                ),
+                (
+                    "proposition",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="relations",
+                        to="maps.revisedproposition",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['concept_map', 'id'],
+                "ordering": ["concept_map", "id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='conceptmap',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'annotated')), fields=('topic', 'annotator'), name='concept_map_one_per_annotator'),
+            model_name="conceptmap",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "annotated")),
+                fields=("topic", "annotator"),
+                name="concept_map_one_per_annotator",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='conceptmap',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'annotated'), _negated=True), ('annotator__isnull', False), _connector='OR'), name='concept_map_annotated_has_annotator'),
+            model_name="conceptmap",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "annotated"), _negated=True), ("annotator__isnull", False), _connector="OR"
+                ),
+                name="concept_map_annotated_has_annotator",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='mapassignment',
-            constraint=models.UniqueConstraint(fields=('topic', 'annotator'), name='map_assignment_unique'),
+            model_name="mapassignment",
+            constraint=models.UniqueConstraint(fields=("topic", "annotator"), name="map_assignment_unique"),
         ),
         migrations.AddIndex(
-            model_name='revisedproposition',
-            index=models.Index(fields=['topic', 'position'], name='maps_revise_topic_i_b3131f_idx'),
+            model_name="revisedproposition",
+            index=models.Index(fields=["topic", "position"], name="maps_revise_topic_i_b3131f_idx"),
         ),
         migrations.AddConstraint(
-            model_name='relation',
-            constraint=models.UniqueConstraint(models.F('concept_map'), django.db.models.functions.comparison.Least('source', 'target'), django.db.models.functions.comparison.Greatest('source', 'target'), name='relation_one_per_pair'),
+            model_name="relation",
+            constraint=models.UniqueConstraint(
+                models.F("concept_map"),
+                django.db.models.functions.comparison.Least("source", "target"),
+                django.db.models.functions.comparison.Greatest("source", "target"),
+                name="relation_one_per_pair",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relation',
-            constraint=models.CheckConstraint(condition=models.Q(('source', models.F('target')), _negated=True), name='relation_not_a_loop'),
+            model_name="relation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source", models.F("target")), _negated=True), name="relation_not_a_loop"
+            ),
         ),
     ]
