@@ -137,9 +137,13 @@ def proposition_split(*, topic: Topic, proposition_id: int, field: str, parts: l
 
 
 def source_tokens(proposition: RevisedProposition) -> set[str] | None:
-    """The lower-cased tokens of the source sentence, or None where the import gave none."""
+    """The lower-cased tokens of the source sentence, or None where the import gave none. The
+    import's `source` column holds a sentence or a document's name ("doc01.html"): fewer than
+    three words is read as a name, which limits nothing."""
     source = proposition.revised_from.source if proposition.revised_from else ""
-    return {token.casefold() for token in _TOKEN.findall(source)} if source.strip() else None
+    if len(source.split()) < 3:
+        return None
+    return {token.casefold() for token in _TOKEN.findall(source)}
 
 
 @transaction.atomic

@@ -100,3 +100,13 @@ def test_an_added_proposition_comes_last_with_no_source(campaign):
     assert (added.position, added.revised_from, added.operation) == (4, None, "added")
     with pytest.raises(RevisionError, match="cannot be empty"):
         proposition_add(topic=topic, subject=" ", relation="eat", object="scraps")
+
+
+def test_a_document_name_as_source_limits_no_span_edit(campaign):
+    topic = ranked_topic(campaign=campaign, triples=[("compost piles", "need", "air")], sources=["doc01.html"])
+    revision_start(topic=topic)
+    proposition = topic.revised_propositions.get()
+    edited = proposition_span_edit(
+        topic=topic, proposition_id=proposition.pk, subject="compost piles", relation="need", object="fresh air"
+    )
+    assert edited.object == "fresh air"
