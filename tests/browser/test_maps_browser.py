@@ -126,6 +126,13 @@ def test_revise_merge_relate_refuse_and_finish_a_map(
         == {"concepts": "25", "relations": "26", "synthetic": "1"}
     )
 
+    page.goto(base)
+    assert page.locator("#maps tbody tr").count() == 1
+    assert "25 / 25" in page.locator("#maps tbody tr").text_content()
+    page.screenshot(path="/tmp/maps-page-1280.png", full_page=True)
+    page.goto(base + "revision/")
+    page.screenshot(path="/tmp/maps-revision-1280.png")
+
     cmap = page.request.get(f"{base}{concept_map.pk}.cmap")
     assert cmap.status == 200
     (tmp_path / "fruit.cmap").write_bytes(cmap.body())
