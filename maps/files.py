@@ -1,6 +1,7 @@
 """A stored map as files — `.cmap` (only when it passes the checker), CXL, JSON with
 provenance — and imported `.cmap`/CXL files as a topic's gold or system maps."""
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -115,9 +116,17 @@ def map_file_read(*, name: str, data: bytes) -> MapFile:
     return parsed
 
 
+@dataclass(frozen=True)
+class MapImport:
+    concept_map: ConceptMap
+    skipped: list[str]  # propositions the stored map cannot hold, each said
+
+
 @transaction.atomic
-def map_import(*, topic: Topic, name: str, data: bytes, kind: str) -> ConceptMap:
-    """Store an uploaded map as the topic's gold or system map (a map of the same kind and name is replaced)."""
+def map_import(*, topic: Topic, name: str, data: bytes, kind: str) -> MapImport:
+    """Store an uploaded map as the topic's gold or system map (a map of the same kind and name
+    is replaced). A map is stored with one relation per pair of concepts and no loops: a file's
+    proposition that breaks this is skipped, and said (`MapImport.skipped`)."""
     if kind not in (ConceptMap.Kind.GOLD, ConceptMap.Kind.SYSTEM):
         raise MapImportError("Import a map as gold or as a system's map.")
     parsed = map_file_read(name=name, data=data)
@@ -125,6 +134,8 @@ def map_import(*, topic: Topic, name: str, data: bytes, kind: str) -> ConceptMap
     ConceptMap.objects.filter(topic=topic, kind=kind, name=name).delete()
     concept_map = ConceptMap.objects.create(topic=topic, kind=kind, name=name[:200])
     concepts: dict[str, Concept] = {}
+    pairs: set[frozenset[int]] = set()
+    skipped = []
 
     def concept(label: str) -> Concept:
         key = label_key(label)
@@ -133,14 +144,14 @@ def map_import(*, topic: Topic, name: str, data: bytes, kind: str) -> ConceptMap
             concepts[key] = Concept.objects.create(concept_map=concept_map, label=text, merged_from=[text])
         return concepts[key]
 
-    for proposition in parsed.propositions:
-        # The file may break the one-relation-per-pair rule; the stored map keeps the first
-        # relation of a pair and the checker's figures on the maps page say what the file had.
+    for number, proposition in enumerate(parsed.propositions, start=1):
         source, target = concept(proposition.source), concept(proposition.target)
-        if (
-            source.pk == target.pk
-            or concept_map.relations.filter(source__in=[source, target], target__in=[source, target]).exists()
-        ):
+        pair = frozenset((source.pk, target.pk))
+        if source.pk == target.pk or pair in pairs:
+            why = "joins a concept to itself" if source.pk == target.pk else "is a second relation on its pair"
+            skipped.append(f"{name}: proposition {number} ({proposition.source} — {proposition.target}) {why}")
             continue
+        pairs.add(pair)
         Relation.objects.create(concept_map=concept_map, source=source, target=target, label=proposition.relation)
-    return concept_map
+    concept_map.concepts.filter(outgoing__isnull=True, incoming__isnull=True).delete()
+    return MapImport(concept_map=concept_map, skipped=skipped)

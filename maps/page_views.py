@@ -91,10 +91,13 @@ def map_upload(request: HttpRequest, slug: str, key: str) -> HttpResponse:
     except ApplicationError as error:
         messages.error(request, error.message)
     else:
-        counts = map_counters(imported)
+        counts = map_counters(imported.concept_map)
         messages.success(
-            request, f"Imported {imported.name}: {counts['concepts']} concepts, {counts['relations']} relations."
+            request,
+            f"Imported {imported.concept_map.name}: {counts['concepts']} concepts, {counts['relations']} relations.",
         )
+        for skipped in imported.skipped:
+            messages.warning(request, f"Skipped: {skipped}.")
     return redirect(_maps_url(slug, key))
 
 

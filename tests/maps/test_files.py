@@ -31,8 +31,19 @@ def test_cxl_and_json_hold_the_maps_relations_with_provenance(campaign, owner):
 def test_a_cxl_file_imports_as_a_system_map(campaign, owner):
     topic = chain_topic(campaign=campaign, length=4)
     text = map_cxl_text(map_built(topic=topic, annotator=owner, relations=3)).encode()
-    imported = map_import(topic=topic, name="system_a.cxl", data=text, kind=ConceptMap.Kind.SYSTEM)
+    imported = map_import(topic=topic, name="system_a.cxl", data=text, kind=ConceptMap.Kind.SYSTEM).concept_map
     assert imported.kind == "system" and imported.relations.count() == 3 and imported.concepts.count() == 4
+
+
+def test_what_a_stored_map_cannot_hold_is_skipped_and_said(campaign):
+    topic = chain_topic(campaign=campaign, length=2)
+    data = b"a\tr1\tb\nB\tr2\tA\nc\tr3\tc\nb\tr4\tc\n"
+    result = map_import(topic=topic, name="sys.cmap", data=data, kind=ConceptMap.Kind.SYSTEM)
+    assert result.skipped == [
+        "sys.cmap: proposition 2 (B — A) is a second relation on its pair",
+        "sys.cmap: proposition 3 (c — c) joins a concept to itself",
+    ]
+    assert result.concept_map.relations.count() == 2 and result.concept_map.concepts.count() == 3
 
 
 def test_a_refused_file_stores_nothing(campaign):
