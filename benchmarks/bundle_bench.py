@@ -133,8 +133,8 @@ def in_memory(campaign, target) -> None:
         export.write_rows(list(export.raw_label_rows(topic=topic)), "csv", stream, columns=export.LABEL_COLUMNS)
         files[f"{folder}/{names['labels.csv']}"] = stream.getvalue()
         stream = io.StringIO(newline="")
-        export.write_concept_map(topic=topic, stream=stream, top=TOP_FOR_CONCEPT_MAPS)
-        files[f"{folder}/{names['cmap']}"] = stream.getvalue()
+        export.write_top_propositions(topic=topic, stream=stream, top=TOP_FOR_CONCEPT_MAPS)
+        files[f"{folder}/{names['top']}"] = stream.getvalue()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in files.items():

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "rehearsal.localturk",
     "rehearsal.localprolific",
     "ranking",
+    "maps",
     "dashboard",
 ]
 

@@ -20,6 +20,7 @@ urlpatterns = [
     path("", include("dashboard.urls")),
     path("", include("dashboard.suitability_urls")),
     path("", include("dashboard.ranking_urls")),
+    path("", include("maps.urls")),
 ]
 
 if settings.LOCALTURK_ENABLED:

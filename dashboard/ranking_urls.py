@@ -14,12 +14,15 @@ urlpatterns = [
     path(TOPIC + "ranking/", views.topic_ranking, name="topic-ranking"),
     path(TOPIC + "ranking.<str:fmt>", views.ranking_download, name="ranking-download"),
     path(TOPIC + "labels.csv", views.labels_download, name="labels-download"),
-    path(TOPIC + "concept-map.cmap", views.concept_map_download, name="concept-map-download"),
-    # The concept map's first address, from before it was named for its format: kept for old links.
-    path(
-        TOPIC + "concept-map.tsv",
-        RedirectView.as_view(pattern_name="ranking:concept-map-download", permanent=True, query_string=True),
-        name="concept-map-tsv",
+    path(TOPIC + "top-50-propositions.tsv", views.top_propositions_download, name="top-propositions-download"),
+    # Its earlier addresses, from when it was called a concept map: kept for old links.
+    *(
+        path(
+            TOPIC + old,
+            RedirectView.as_view(pattern_name="ranking:top-propositions-download", permanent=True, query_string=True),
+            name=name,
+        )
+        for old, name in (("concept-map.cmap", "concept-map-download"), ("concept-map.tsv", "concept-map-tsv"))
     ),
     path(TOPIC + "propositions/<int:pk>/", proposition_views.proposition_page, name="proposition"),
     path("campaigns/<slug:slug>/all-topics.zip", bundle_views.campaign_bundle_download, name="campaign-bundle"),

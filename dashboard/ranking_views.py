@@ -70,11 +70,12 @@ def labels_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
 
 @login_required
 @require_GET
-def concept_map_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
-    """The `.cmap` file: the format of the corpus's evaluation scripts (export.CONCEPT_MAP_EXTENSION)."""
+def top_propositions_download(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """The top 50 propositions as triples, no header (export.TOP_PROPOSITIONS_NAME): the input of
+    a concept map, not one; a topic's built maps are downloaded from its maps page."""
     topic = _topic(request, slug, key)
-    response = HttpResponse(content_type=export.CONCEPT_MAP_CONTENT_TYPE)
-    filename = f"{topic.campaign.slug}-{topic.key}.{export.CONCEPT_MAP_EXTENSION}"
+    response = HttpResponse(content_type=export.TOP_PROPOSITIONS_CONTENT_TYPE)
+    filename = f"{topic.campaign.slug}-{topic.key}-{export.TOP_PROPOSITIONS_NAME}"
     response["Content-Disposition"] = content_disposition_header(True, filename)
-    export.write_concept_map(topic=topic, stream=response, top=TOP_FOR_CONCEPT_MAPS)
+    export.write_top_propositions(topic=topic, stream=response, top=TOP_FOR_CONCEPT_MAPS)
     return response

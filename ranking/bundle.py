@@ -1,5 +1,5 @@
 """One download with every topic of a campaign: a zip holding, per topic, the ranking (CSV
-and TSV), the raw labels (CSV) and the concept-map file (`.cmap`), with a README.txt that
+and TSV), the raw labels (CSV) and the top 50 propositions (TSV, no header), with a README.txt that
 says which file is which and which are spreadsheet-safe or exact.
 
 The zip is written entry by entry into a file the caller gives (a temporary file for the
@@ -43,7 +43,7 @@ def topic_files(campaign: Campaign, topic: Topic) -> dict[str, str]:
         "ranking.csv": f"{stem}-ranking.csv",
         "ranking.tsv": f"{stem}-ranking.tsv",
         "labels.csv": f"{stem}-labels.csv",
-        "cmap": f"{stem}.{export.CONCEPT_MAP_EXTENSION}",
+        "top": f"{stem}-{export.TOP_PROPOSITIONS_NAME}",
     }
 
 
@@ -77,8 +77,8 @@ def campaign_bundle_write(*, campaign: Campaign, target: IO[bytes]) -> int:
                     export.write_rows(rows, fmt, stream)
             with _text_entry(archive, f"{folder}/{names['labels.csv']}") as stream:
                 export.write_rows(export.raw_label_rows(topic=topic), "csv", stream, columns=export.LABEL_COLUMNS)
-            with _text_entry(archive, f"{folder}/{names['cmap']}") as stream:
-                export.write_concept_map(topic=topic, stream=stream, top=TOP_FOR_CONCEPT_MAPS)
+            with _text_entry(archive, f"{folder}/{names['top']}") as stream:
+                export.write_top_propositions(topic=topic, stream=stream, top=TOP_FOR_CONCEPT_MAPS)
             notes.append(_topic_note(topic, rows))
         archive.writestr(f"{root}/{README_NAME}", bundle_readme(campaign, notes))
     return len(topics)
@@ -101,7 +101,7 @@ def _topic_note(topic: Topic, rows: list[dict]) -> str:
         last = cut["tie_rank"] + cut["tie_size"] - 1
         if last > TOP_FOR_CONCEPT_MAPS:
             note += (
-                f" Ranks {cut['tie_rank']}-{last} are tied, so the .cmap's cut at {TOP_FOR_CONCEPT_MAPS} falls"
+                f" Ranks {cut['tie_rank']}-{last} are tied, so the top propositions' cut at {TOP_FOR_CONCEPT_MAPS} falls"
                 " inside a tie: it keeps those with the lowest ids."
             )
     if topic.key != topic_folder(topic):
@@ -164,10 +164,10 @@ In the folder of topic KEY:
       cells are neutralised as in the ranking CSV, so a worker id may carry a leading '
       that is not part of it.
 
-  {slug}-KEY.cmap: EXACT (white space folded)
-      Concept-map input in the format of the corpus's evaluation scripts: subject<TAB>
-      relation<TAB>object, one proposition per line, the top {top} of the ranking, no
-      header. Texts are exact except that white space inside a field (tabs, line
+  {slug}-KEY-top-50-propositions.tsv: EXACT (white space folded)
+      The input of a concept map, not one: subject<TAB>relation<TAB>object, one
+      proposition per line, the top {top} of the ranking, no header. A built map's .cmap
+      comes from the topic's maps page. Texts are exact except that white space inside a field (tabs, line
       breaks, runs of spaces) is folded into one space, since tabs and line breaks
       separate the fields and lines.
 

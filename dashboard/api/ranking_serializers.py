@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from annotation.text import proposition_text
-from ranking.export import CONCEPT_MAP_EXTENSION, FORMATS
+from ranking.export import FORMATS, TOP_PROPOSITIONS_FORMAT
 from ranking.models import PropositionScore, RankingSnapshot
 
 
@@ -64,9 +64,9 @@ class RankingQuerySerializer(serializers.Serializer):
 
 class ExportQuerySerializer(RankingQuerySerializer):
     format = serializers.ChoiceField(
-        choices=(*FORMATS, CONCEPT_MAP_EXTENSION),
+        choices=(*FORMATS, TOP_PROPOSITIONS_FORMAT),
         default="csv",
         help_text="csv (spreadsheet-safe: a text cell starting with =, +, -, @, a tab or a CR gets a leading '), "
-        "tsv or jsonl (exact text), or cmap: the concept map in the format of the corpus's evaluation scripts, "
-        "subject<TAB>relation<TAB>object per line, no header, the top 50 unless `top` says otherwise.",
+        "tsv or jsonl (exact text), or top50: the top propositions as subject<TAB>relation<TAB>object per line, "
+        "no header, the top 50 unless `top` says otherwise (the input of a concept map, not one).",
     )

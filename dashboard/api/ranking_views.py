@@ -20,7 +20,7 @@ EXPORT_CONTENT_TYPES = {
     "csv": "text/csv",
     "tsv": "text/tab-separated-values",
     "jsonl": "application/jsonl",
-    export.CONCEPT_MAP_EXTENSION: "text/plain",
+    export.TOP_PROPOSITIONS_FORMAT: "text/tab-separated-values",
 }
 
 
@@ -50,8 +50,8 @@ class ExportFormatNegotiation(DefaultContentNegotiation):
 
 class TopicExportView(TopicScoped, APIView):
     """The topic's ranking as a CSV, TSV or JSON Lines download (the columns of `export_ranking`),
-    or its concept map as a `.cmap` file (`format=cmap`): `subject<TAB>relation<TAB>object`, one
-    proposition per line, no header — the format of the corpus's evaluation scripts."""
+    or its top propositions (`format=top50`): `subject<TAB>relation<TAB>object`, one proposition
+    per line, no header — the input of a concept map, not one."""
 
     content_negotiation_class = ExportFormatNegotiation
     renderer_classes = [JSONRenderer]
@@ -66,9 +66,9 @@ class TopicExportView(TopicScoped, APIView):
         query = self.validated_query(ExportQuerySerializer)
         fmt = query["format"]
         response = HttpResponse(content_type=f"{EXPORT_CONTENT_TYPES[fmt]}; charset=utf-8")
-        if fmt == export.CONCEPT_MAP_EXTENSION:
-            filename = f"{self.campaign.slug}-{topic.key}.{fmt}"
-            export.write_concept_map(topic=topic, stream=response, top=query.get("top") or TOP_FOR_CONCEPT_MAPS)
+        if fmt == export.TOP_PROPOSITIONS_FORMAT:
+            filename = f"{self.campaign.slug}-{topic.key}-{export.TOP_PROPOSITIONS_NAME}"
+            export.write_top_propositions(topic=topic, stream=response, top=query.get("top") or TOP_FOR_CONCEPT_MAPS)
         else:
             filename = f"{self.campaign.slug}-{topic.key}-ranking.{fmt}"
             export.write_rows(export.ranking_rows(topic=topic, top=query.get("top")), fmt, response)
@@ -78,7 +78,7 @@ class TopicExportView(TopicScoped, APIView):
 
 class CampaignExportView(CampaignScoped, APIView):
     """Every topic of the campaign in one zip: per topic the ranking (CSV, spreadsheet-safe, and
-    TSV, exact), the raw labels (CSV) and the concept map (`.cmap`, exact), with a README.txt
+    TSV, exact), the raw labels (CSV) and the top 50 propositions (TSV, exact), with a README.txt
     saying which file is which. The dashboard's "Download every topic (zip)"."""
 
     content_negotiation_class = ExportFormatNegotiation

@@ -34,6 +34,8 @@ from annotation.models import Campaign, CampaignMember
 from crowd.channels.links.links import link_url as links_url
 from crowd.channels.links.links import links_issue
 from crowd.models import ParticipantLink, WorkerQuality
+from maps.revision import revision_start
+from maps.workbench import map_open
 from tests.dashboard.test_views import CREATE_FORM
 from tests.factories import (
     AssignmentFactory,
@@ -48,7 +50,7 @@ from tests.factories import (
 
 pytestmark = [pytest.mark.attacks, pytest.mark.django_db]
 
-APPS = ("annotation", "crowd", "ranking", "localturk", "localprolific")
+APPS = ("annotation", "crowd", "ranking", "maps", "localturk", "localprolific")
 WRITES = ("post", "put", "patch", "delete")
 TSV = b"topic\tsubject\trelation\tobject\tconfidence\nsavings\tAn intruder\twrites into\tthe campaign\t0.9\n"
 
@@ -122,6 +124,10 @@ class World:
         for user, role in ((self.viewer, "view"), (self.editor, "edit"), (self.carol, "view")):
             member_set(campaign_id=self.campaign.pk, username=user.username, role=role, by=self.owner)
         self.carol_membership = CampaignMember.objects.get(user=self.carol)
+        # The owner's and the editor's concept maps of the topic (the maps pages' routes).
+        revision_start(topic=self.topic)
+        self.concept_map = map_open(topic=self.topic, annotator=self.owner)
+        map_open(topic=self.topic, annotator=self.editor)
 
     def url(self, name: str, params: tuple[str, ...]) -> str:
         return reverse(name, kwargs=_kwargs(self, name, params))
@@ -141,7 +147,8 @@ def _kwargs(world: World, name: str, params: tuple[str, ...]) -> dict:
         "link_id": world.link.pk,
         "member_id": world.carol_membership.pk,
         "username": world.carol.username,
-        "fmt": "csv",
+        "fmt": "json" if name == "maps:download" else "csv",
+        "map_id": world.concept_map.pk,
         "pk": world.link.pk if name == "api-link-revoke" else world.propositions[0].pk,
     }
     missing = set(params) - set(values)

@@ -1,7 +1,7 @@
 """F3 (issue 15): formulas in exports. Hostile text in every field that reaches a download —
 worker ids, assignment ids, proposition texts and ids, topic keys, override reasons, link
 labels — is neutralised in every CSV meant for spreadsheets (a leading `'`), while the
-machine formats (TSV, JSON Lines, the concept-map file) keep the exact text and the numbers
+machine formats (TSV, JSON Lines, the top-propositions file) keep the exact text and the numbers
 (μ, σ, ranks, r) stay plain numbers everywhere."""
 
 import csv
@@ -183,8 +183,8 @@ def test_the_ranking_tsv_and_jsonl_keep_the_exact_text(owner_client, topic, wher
     assert all(isinstance(record["mu"], float) and isinstance(record["rank"], int) for record in records)
 
 
-def test_the_concept_map_keeps_the_text_with_whitespace_folded(owner_client, topic):
-    response = owner_client.get(reverse("ranking:concept-map-download", args=[topic.campaign.slug, topic.key]))
+def test_the_top_propositions_keep_the_text_with_whitespace_folded(owner_client, topic):
+    response = owner_client.get(reverse("ranking:top-propositions-download", args=[topic.campaign.slug, topic.key]))
 
     lines = response.content.decode().split("\n")
     assert lines[-1] == "" and len(lines) == len(MUS) + 1

@@ -60,7 +60,7 @@ def test_pages_and_downloads_need_a_login_and_stay_with_their_researcher(client,
         url("topic-ranking", topic),
         url("ranking-download", topic, "csv"),
         url("labels-download", topic),
-        url("concept-map-download", topic),
+        url("top-propositions-download", topic),
     ]
     for address in urls:
         response = client.get(address)
@@ -168,30 +168,31 @@ def test_the_raw_labels_download_holds_every_label_and_vote(owner_client, topic)
     ]
 
 
-def test_the_concept_map_download_is_the_top_50_triples_as_a_cmap_file(owner_client, topic):
-    response = owner_client.get(url("concept-map-download", topic))
+def test_the_top_50_download_is_named_for_what_it_is_not_a_cmap(owner_client, topic):
+    response = owner_client.get(url("top-propositions-download", topic))
 
-    assert response.request["PATH_INFO"] == "/campaigns/loans-run/topics/loans/concept-map.cmap"
-    assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans.cmap"'
-    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.request["PATH_INFO"] == "/campaigns/loans-run/topics/loans/top-50-propositions.tsv"
+    assert response["Content-Disposition"] == 'attachment; filename="loans-run-loans-top-50-propositions.tsv"'
+    assert response["Content-Type"] == "text/tab-separated-values; charset=utf-8"
     lines = response.content.decode().splitlines()
     assert len(lines) == 50 and all(len(line.split("\t")) == 3 for line in lines)
     assert lines[0].split("\t")[1] == "offers"
 
 
-def test_the_old_concept_map_address_redirects_to_the_cmap(owner_client, topic):
-    old = "/campaigns/loans-run/topics/loans/concept-map.tsv"
+@pytest.mark.parametrize("old", ["concept-map.tsv", "concept-map.cmap"])
+def test_the_old_concept_map_addresses_redirect_to_the_top_50(owner_client, topic, old):
+    old = f"/campaigns/loans-run/topics/loans/{old}"
 
     response = owner_client.get(old)
 
-    assert response.status_code == 301 and response.url == url("concept-map-download", topic)
+    assert response.status_code == 301 and response.url == url("top-propositions-download", topic)
     assert owner_client.get(old, follow=True).content == owner_client.get(response.url).content
 
 
-def test_the_downloads_say_which_files_are_spreadsheet_safe_and_name_the_cmap_format(owner_client, topic):
+def test_the_downloads_say_which_files_are_spreadsheet_safe_and_that_the_top_50_is_no_map(owner_client, topic):
     page = owner_client.get(url("topic-ranking", topic)).content.decode()
 
-    assert "Concept map (.cmap)</a>: the top 50 as <code>subject&lt;TAB&gt;relation&lt;TAB&gt;object</code>" in page
-    assert "the format of the corpus's evaluation scripts" in page.replace("&#x27;", "'")
+    assert "Top 50 propositions (.tsv)</a>: <code>subject&lt;TAB&gt;relation&lt;TAB&gt;object</code>" in page
+    assert "the input of a concept map, not one yet" in page and "Concept map (.cmap)" not in page
     assert "CSV files are spreadsheet-safe" in page and "keep the exact text" in page
     assert 'href="/campaigns/loans-run/all-topics.zip" download' in page

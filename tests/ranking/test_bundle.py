@@ -22,7 +22,7 @@ from tests.factories import AssignmentFactory, CampaignFactory, PropositionFacto
 pytestmark = pytest.mark.django_db
 
 FORMULA = '=HYPERLINK("http://x","y")'
-FILES = ("ranking.csv", "ranking.tsv", "labels.csv", "cmap")
+FILES = ("ranking.csv", "ranking.tsv", "labels.csv", "top")
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_the_zip_holds_every_topics_files_and_a_readme(campaign):
     expected = {"loans-run/README.txt"} | {
         f"loans-run/{key}/loans-run-{key}{suffix}"
         for key in ("alpha", "beta", "empty")
-        for suffix in ("-ranking.csv", "-ranking.tsv", "-labels.csv", ".cmap")
+        for suffix in ("-ranking.csv", "-ranking.tsv", "-labels.csv", "-top-50-propositions.tsv")
     }
     assert set(names) == expected and len(names) == len(expected)
     assert archive.testzip() is None
@@ -79,9 +79,9 @@ def test_the_zip_holds_every_topics_files_and_a_readme(campaign):
     assert [row["rank"] for row in exact] == [row["tie_rank"] for row in exact] == [str(n) for n in range(1, 61)]
     labels = list(csv.DictReader(io.StringIO(read(archive, "loans-run/alpha/loans-run-alpha-labels.csv"))))
     assert [(row["kind"], row["worker"], row["score"]) for row in labels] == [("likert", "'-AWORKER", "4")]
-    cmap = read(archive, "loans-run/alpha/loans-run-alpha.cmap").split("\n")
-    assert len(cmap) == 51 and cmap[-1] == "" and cmap[0].split("\t")[0] == FORMULA
-    assert read(archive, "loans-run/empty/loans-run-empty.cmap") == ""
+    top = read(archive, "loans-run/alpha/loans-run-alpha-top-50-propositions.tsv").split("\n")
+    assert len(top) == 51 and top[-1] == "" and top[0].split("\t")[0] == FORMULA
+    assert read(archive, "loans-run/empty/loans-run-empty-top-50-propositions.tsv") == ""
 
 
 def test_the_files_are_the_per_topic_downloads(client, owner, campaign):
@@ -91,7 +91,7 @@ def test_the_files_are_the_per_topic_downloads(client, owner, campaign):
         "ranking.csv": reverse("ranking:ranking-download", args=["loans-run", "beta", "csv"]),
         "ranking.tsv": reverse("ranking:ranking-download", args=["loans-run", "beta", "tsv"]),
         "labels.csv": reverse("ranking:labels-download", args=["loans-run", "beta"]),
-        "cmap": reverse("ranking:concept-map-download", args=["loans-run", "beta"]),
+        "top": reverse("ranking:top-propositions-download", args=["loans-run", "beta"]),
     }
     for what, address in topic_urls.items():
         response = client.get(address)
@@ -109,10 +109,10 @@ def test_the_readme_says_which_file_is_which_and_which_are_spreadsheet_safe(camp
         ("loans-run-KEY-ranking.csv", "SPREADSHEET-SAFE"),
         ("loans-run-KEY-ranking.tsv", "EXACT"),
         ("loans-run-KEY-labels.csv", "SPREADSHEET-SAFE"),
-        ("loans-run-KEY.cmap", "EXACT (white space folded)"),
+        ("loans-run-KEY-top-50-propositions.tsv", "EXACT (white space folded)"),
     ):
         assert f"\n  {name}: {kind}\n" in readme, name
-    assert "subject<TAB>" in readme and "the format of the corpus's evaluation scripts" in readme
+    assert "subject<TAB>" in readme and "The input of a concept map, not one" in readme
     assert "tie_rank is the rank they share" in readme
 
 
@@ -122,7 +122,7 @@ def test_the_readme_warns_when_the_concept_maps_cut_falls_inside_a_tie(campaign)
 
     readme = read(bundle(campaign), "loans-run/README.txt")
 
-    assert "Ranks 49-60 are tied, so the .cmap's cut at 50 falls inside a tie" in readme
+    assert "Ranks 49-60 are tied, so the top propositions' cut at 50 falls inside a tie" in readme
 
 
 def test_a_topic_key_that_is_no_file_name_gets_a_folder_named_by_id(campaign):
@@ -130,7 +130,7 @@ def test_a_topic_key_that_is_no_file_name_gets_a_folder_named_by_id(campaign):
 
     names = bundle(campaign).namelist()
 
-    assert f"loans-run/topic-{legacy.pk}/loans-run-topic-{legacy.pk}.cmap" in names
+    assert f"loans-run/topic-{legacy.pk}/loans-run-topic-{legacy.pk}-top-50-propositions.tsv" in names
     assert not any(".." in name for name in names)
 
 
@@ -156,27 +156,28 @@ def test_the_zip_needs_a_login_and_stays_with_its_researcher(client, campaign, d
     assert other.get(reverse("api-campaign-export", kwargs={"campaign_slug": "loans-run"})).status_code == 404
 
 
-def test_the_api_offers_the_zip_and_the_cmap(owner, campaign):
+def test_the_api_offers_the_zip_and_the_top_50(owner, campaign):
     api = client_for(owner)
 
     response = api.get(reverse("api-campaign-export", kwargs={"campaign_slug": "loans-run"}))
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert len(zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()) == 13
 
-    cmap = api.get(
-        reverse("api-topic-export", kwargs={"campaign_slug": "loans-run", "topic_key": "alpha"}), {"format": "cmap"}
+    top = api.get(
+        reverse("api-topic-export", kwargs={"campaign_slug": "loans-run", "topic_key": "alpha"}), {"format": "top50"}
     )
-    assert cmap.status_code == 200 and cmap["Content-Type"] == "text/plain; charset=utf-8"
-    assert cmap["Content-Disposition"] == 'attachment; filename="loans-run-alpha.cmap"'
-    assert len(cmap.content.decode().splitlines()) == 50
+    assert top.status_code == 200 and top["Content-Type"] == "text/tab-separated-values; charset=utf-8"
+    assert top["Content-Disposition"] == 'attachment; filename="loans-run-alpha-top-50-propositions.tsv"'
+    assert len(top.content.decode().splitlines()) == 50
 
 
-def test_the_api_schema_documents_the_cmap_and_the_zip(owner):
+def test_the_api_schema_documents_the_top_50_and_the_zip(owner):
     schema = client_for(owner).get(reverse("api-schema"), {"format": "json"}).json()
 
     export = schema["paths"]["/api/campaigns/{campaign_slug}/topics/{topic_key}/export/"]["get"]
     formats = next(p for p in export["parameters"] if p["name"] == "format")
-    assert "cmap" in formats["schema"]["enum"] and "evaluation scripts" in formats["description"]
+    assert "top50" in formats["schema"]["enum"] and "cmap" not in formats["schema"]["enum"]
+    assert "the input of a concept map, not one" in formats["description"]
     zipped = schema["paths"]["/api/campaigns/{campaign_slug}/export/"]["get"]
     assert "application/zip" in zipped["responses"]["200"]["content"]
 
@@ -194,15 +195,15 @@ def test_the_command_writes_the_zip(campaign, tmp_path, capsys):
         call_command("export_ranking", campaign="loans-run", all_topics=True, topic="alpha", output=str(target))
 
 
-def test_the_command_writes_one_topics_cmap_and_refuses_to_mix_topics(campaign, tmp_path, capsys):
-    target = tmp_path / "alpha.cmap"
+def test_the_command_writes_one_topics_top_50_and_refuses_to_mix_topics(campaign, tmp_path, capsys):
+    target = tmp_path / "alpha-top-50-propositions.tsv"
 
-    call_command("export_ranking", campaign="loans-run", what="concept-map", topic="alpha", output=str(target))
+    call_command("export_ranking", campaign="loans-run", what="top-propositions", topic="alpha", output=str(target))
 
-    assert "Wrote 50 concept-map lines (.cmap format)" in capsys.readouterr().err
+    assert "Wrote 50 top-proposition lines" in capsys.readouterr().err
     assert len(target.read_text(encoding="utf-8").splitlines()) == 50
-    with pytest.raises(CommandError, match=r"A \.cmap holds one topic"):
-        call_command("export_ranking", campaign="loans-run", what="concept-map", output=str(target))
+    with pytest.raises(CommandError, match=r"A top-propositions file holds one topic"):
+        call_command("export_ranking", campaign="loans-run", what="top-propositions", output=str(target))
 
 
 class Discard:

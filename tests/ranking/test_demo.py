@@ -70,6 +70,7 @@ def test_quick_demo_ends_with_a_ranking_for_both_topics(transactional_db, settin
         rows = ranking_rows(topic=topic, top=10)
         assert len(rows) == 10 and rows[0]["mu"] is not None
         assert f"{topic.key}: Spearman of the final ranking" in output
+        assert re.search(rf"  {topic.key}: Automatic draft: .*, passes the checker\)", output)
     assert "Dashboard: http://127.0.0.1:" in output
     assert re.search(r"Try a HIT yourself: http://127\.0\.0\.1:\d+/s/l/[\w-]+/", output)
     assert "The demo's server has stopped; `make serve" in output  # SERVE_DB= on the SQLite default

@@ -10,7 +10,7 @@ from ranking.bundle import campaign_bundle_write
 
 class Command(BaseCommand):
     help = (
-        "Export the ranking per topic, the raw labels behind it, or a topic's concept map (.cmap); "
+        "Export the ranking per topic, the raw labels behind it, or a topic's top 50 propositions; "
         "or, with --all-topics, one zip with all of them for every topic."
     )
 
@@ -22,15 +22,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--what",
             default="ranking",
-            choices=("ranking", "labels", "concept-map"),
-            help="ranking (default), raw labels, or one topic's concept map: the .cmap format of the corpus's "
-            "evaluation scripts, subject<TAB>relation<TAB>object per line, top 50 unless --top.",
+            choices=("ranking", "labels", "top-propositions"),
+            help="ranking (default), raw labels, or one topic's top propositions: subject<TAB>relation<TAB>object "
+            "per line, no header, top 50 unless --top (the input of a concept map, not one).",
         )
         parser.add_argument(
             "--all-topics",
             action="store_true",
             help="Write one zip to --output: per topic the ranking (CSV and TSV), the labels (CSV) and the "
-            ".cmap, with a README.txt saying which file is which.",
+            "top 50 propositions, with a README.txt saying which file is which.",
         )
         parser.add_argument("--output", help="File to write (default: standard output).")
 
@@ -47,10 +47,10 @@ class Command(BaseCommand):
             topics = topics.filter(key=topic)
             if not topics.exists():
                 raise CommandError(f"Campaign {campaign!r} has no topic {topic!r}.")
-        elif what == "concept-map" and topics.count() > 1:
+        elif what == "top-propositions" and topics.count() > 1:
             raise CommandError(
-                f"A .cmap holds one topic and campaign {campaign!r} has {topics.count()}: give --topic KEY, "
-                "or --all-topics --output FILE.zip for a zip with every topic's .cmap."
+                f"A top-propositions file holds one topic and campaign {campaign!r} has {topics.count()}: give "
+                "--topic KEY, or --all-topics --output FILE.zip for a zip with every topic's."
             )
         stream = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
         try:
@@ -65,7 +65,7 @@ class Command(BaseCommand):
             if output:
                 stream.close()
         if output:
-            unit = "concept-map lines (.cmap format)" if what == "concept-map" else "rows"
+            unit = "top-proposition lines" if what == "top-propositions" else "rows"
             self.stderr.write(f"Wrote {written} {unit} to {output}.")
 
     def _write_bundle(self, campaign: Campaign, *, topic: str | None, output: str | None, narrowed: bool) -> None:
@@ -78,8 +78,8 @@ class Command(BaseCommand):
         self.stderr.write(f"Wrote {topics} topic{'s' if topics != 1 else ''} to {output} (see README.txt inside).")
 
     def _write(self, topics, fmt, top, what, stream) -> int:
-        if what == "concept-map":
-            return sum(export.write_concept_map(topic=topic, stream=stream, top=top or 50) for topic in topics)
+        if what == "top-propositions":
+            return sum(export.write_top_propositions(topic=topic, stream=stream, top=top or 50) for topic in topics)
         if what == "labels":
             rows = (row for topic in topics for row in export.raw_label_rows(topic=topic))
             return export.write_rows(rows, fmt, stream, columns=export.LABEL_COLUMNS)

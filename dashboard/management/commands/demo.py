@@ -8,6 +8,7 @@ from tqdm import tqdm
 
 from annotation.models import Campaign
 from crowd.marketplaces.registry import channel_offers
+from maps.draft import draft_lines
 from ranking.channel_demo import channel_demo_run
 from ranking.demo import (
     PortBusy,
@@ -106,6 +107,9 @@ class Command(BaseCommand):
             f"\n{report.submitted} {unit} in {report.rounds} rounds, {time.monotonic() - started:.0f} s.\n"
         )
         for line in result_lines(campaign, latent):
+            self.stdout.write(line)
+        self.stdout.write("\nAutomatic concept-map drafts (the topic's Maps page has them):")
+        for line in draft_lines(campaign=campaign):
             self.stdout.write(line)
         self.stdout.write(self.style.SUCCESS(f"\nDashboard: {where}"))
         tryout = tryout_link_create(owner=user)
