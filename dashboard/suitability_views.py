@@ -118,6 +118,7 @@ def label(request: HttpRequest, slug: str) -> HttpResponse:
         "done": done,
         "total": study.items.count(),
         "reasons": [(value, text, REASON_KEYS[value]) for value, text in REASONS],
+        "may_edit": user_may_edit(request.user, campaign),
     }
     return render(request, "suitability/label.html", context)
 

@@ -31,6 +31,7 @@ from rest_framework.test import APIClient
 
 from annotation.members import member_set
 from annotation.models import Campaign, CampaignMember
+from annotation.suitability.studies import study_sample
 from crowd.channels.links.links import link_url as links_url
 from crowd.channels.links.links import links_issue
 from crowd.models import ParticipantLink, WorkerQuality
@@ -126,6 +127,9 @@ class World:
         self.carol_membership = CampaignMember.objects.get(user=self.carol)
         # The owner's and the editor's concept maps of the topic (the maps pages' routes).
         revision_start(topic=self.topic)
+        # A topic whose Likert round is not built yet, sampled for suitability filtering.
+        PropositionFactory.create_batch(5, topic=TopicFactory(campaign=self.campaign, key="rates"))
+        study_sample(campaign_id=self.campaign.pk, size=5)
         self.concept_map = map_open(topic=self.topic, annotator=self.owner)
         map_open(topic=self.topic, annotator=self.editor)
 
