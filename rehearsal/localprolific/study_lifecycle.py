@@ -177,7 +177,7 @@ def places(study: Study) -> dict:
         taken=Count("pk", filter=Q(status__in=Submission.HOLDING)),
         working=Count("pk", filter=Q(status__in=(S.RESERVED, S.ACTIVE))),
         waiting=Count("pk", filter=Q(status=S.AWAITING_REVIEW)),
-        approved=Count("pk", filter=Q(status=S.APPROVED)),
+        approved=Count("pk", filter=Q(status__in=Submission.PAID)),
         all=Count("pk"),
     )
 

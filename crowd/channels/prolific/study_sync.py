@@ -9,8 +9,10 @@ bookkeeping (crowd.sessions.holds) and the ledger:
 * a session Prolific does not list (opened before arrivals were checked) is withdrawn: its
   tasks freed, its answers unverified;
 * a returned or timed-out submission abandons its session, which frees its task;
-* a finished session's submission is approved once every answer in it is reviewed, or
-  rejected when every answer was rejected; an approved submission is money spent;
+* a finished session's submission is approved once every answer in it is reviewed (the
+  study's approvals in one bulk call), or rejected when every answer was rejected; an
+  approved submission is money spent, a partially approved one (a completion code set up
+  for it at Prolific) too, booked at the whole reward, the most it can cost;
 * every place used, nobody working and answers still missing: more places, committed
   first (refused, and logged, over the budget cap);
 * a study whose batch ended is stopped; once Prolific completes it, the places no approved
@@ -20,6 +22,7 @@ bookkeeping (crowd.sessions.holds) and the ledger:
 import logging
 import math
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -28,7 +31,14 @@ from annotation.models import Batch, Campaign
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
 from crowd.marketplaces.prolific.participants import NOT_LISTED, ParticipantNotListed, participant_submission
-from crowd.marketplaces.prolific.wire import IN_PROGRESS, STOPPED, RemoteSubmission, StudyStatus, SubmissionStatus
+from crowd.marketplaces.prolific.wire import (
+    IN_PROGRESS,
+    PAID,
+    STOPPED,
+    RemoteSubmission,
+    StudyStatus,
+    SubmissionStatus,
+)
 from crowd.models import Assignment, Study, TaskHold, WorkSession, session_confirmed
 from crowd.sessions import holds
 from crowd.work import ledger
@@ -36,6 +46,9 @@ from crowd.work import ledger
 logger = logging.getLogger(__name__)
 
 REJECTION_CATEGORY = "LOW_EFFORT"
+APPROVE = "approve"  # what _submission_apply returns for a submission to approve in bulk
+# A bulk approval Prolific still lists as awaiting review after this long is sent again.
+RESEND_AFTER = timedelta(minutes=10)
 ABANDONED_STATUSES = (SubmissionStatus.RETURNED, SubmissionStatus.TIMED_OUT)
 
 
@@ -78,18 +91,23 @@ def studies_sync(*, now=None) -> StudiesReport:
         by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
         approved = 0
         listed: set[str] = set()
+        to_approve: list[tuple[WorkSession, RemoteSubmission]] = []
         for submission in client.submissions_list(study.study_id):
             listed.add(submission.participant_id)
             session = by_participant.get(submission.participant_id)
             status = submission.status
             if session is not None:
                 status = _submission_apply(
-                    client=client, study=study, session=session, submission=submission, report=report
+                    client=client, study=study, session=session, submission=submission, report=report, now=now
                 )
-            if status == SubmissionStatus.APPROVED:
-                # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval).
+            if status == APPROVE:
+                to_approve.append((session, submission))  # type: ignore[arg-type]
+            elif status in PAID:
+                # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval); a
+                # partial approval pays a share of the reward, booked at the whole (the most it costs).
                 ledger.submission_paid(study=study, submission_id=submission.id)
                 approved += 1
+        approved += _submissions_approve(client=client, study=study, approvals=to_approve, report=report, now=now)
         _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
         _places_top_up(client=client, study=study)
         if study.batch.status in (Batch.Status.COMPLETE, Batch.Status.EXPIRED):
@@ -167,10 +185,41 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, total)
 
 
+def _submissions_approve(
+    *,
+    client: ProlificClient,
+    study: Study,
+    approvals: list[tuple[WorkSession, RemoteSubmission]],
+    report: StudiesReport,
+    now,
+) -> int:
+    """Approve the reviewed sessions' submissions in one bulk call (Prolific's bulk approval,
+    which its high-load guide asks for over one call each), then record them as approved and
+    paid; how many. A failed call records nothing: the next sync sends them again."""
+    if not approvals:
+        return 0
+    client.submissions_approve([submission.id for _, submission in approvals])
+    for session, submission in approvals:
+        first = session.reviewed_at is None
+        WorkSession.objects.filter(pk=session.pk).update(
+            reviewed_at=session.reviewed_at or now, submission_status=SubmissionStatus.APPROVED
+        )
+        ledger.submission_paid(study=study, submission_id=submission.id)
+        report.approved += first
+    return len(approvals)
+
+
 def _submission_apply(
-    *, client: ProlificClient, study: Study, session: WorkSession, submission: RemoteSubmission, report: StudiesReport
+    *,
+    client: ProlificClient,
+    study: Study,
+    session: WorkSession,
+    submission: RemoteSubmission,
+    report: StudiesReport,
+    now,
 ) -> str:
-    """Bring the session in step with its submission; the submission's status afterwards."""
+    """Bring the session in step with its submission; the submission's status afterwards, or
+    APPROVE when it is to be approved (in one bulk call with the study's others)."""
     status = submission.status
     if session.submission_id != submission.id or session.submission_status != status:
         WorkSession.objects.filter(pk=session.pk).update(submission_id=submission.id, submission_status=status)
@@ -178,12 +227,18 @@ def _submission_apply(
         holds.session_abandon(session)
         report.abandoned += 1
         return status
-    if status in (SubmissionStatus.APPROVED, SubmissionStatus.REJECTED) and session.reviewed_at is None:
-        # Decided at Prolific (by us in a run that died before recording it, or by hand).
+    if (status in PAID or status == SubmissionStatus.REJECTED) and session.reviewed_at is None:
+        # Decided at Prolific (by us in a run that died before recording it, by hand, or a
+        # partial approval through a completion code).
         WorkSession.objects.filter(pk=session.pk).update(reviewed_at=timezone.now())
         return status
-    if status != SubmissionStatus.AWAITING_REVIEW or session.reviewed_at is not None:
+    if status != SubmissionStatus.AWAITING_REVIEW:
         return status
+    if session.reviewed_at is not None:
+        # Approved by us, and Prolific still lists it awaiting review: its bulk approval is in
+        # progress, or was lost; sent again after a while (approving twice changes nothing).
+        waited = session.submission_status == SubmissionStatus.APPROVED and now - session.reviewed_at > RESEND_AFTER
+        return APPROVE if waited else status
     answers = Assignment.objects.filter(
         worker_id=session.worker_id,
         assignment_id__in=session.holds.filter(submitted_at__isnull=False).values("assignment_id"),
@@ -199,9 +254,7 @@ def _submission_apply(
         report.rejected += 1
         new_status = SubmissionStatus.REJECTED
     else:
-        client.submission_approve(submission.id)
-        report.approved += 1
-        new_status = SubmissionStatus.APPROVED
+        return APPROVE
     WorkSession.objects.filter(pk=session.pk).update(reviewed_at=timezone.now(), submission_status=new_status)
     return new_status
 

@@ -51,6 +51,8 @@ class SubmissionStatus:
     TIMED_OUT = "TIMED-OUT"
     AWAITING_REVIEW = "AWAITING REVIEW"
     APPROVED = "APPROVED"
+    # Paid a share of the reward, through a completion code set up for it (Salience sets none).
+    PARTIALLY_APPROVED = "PARTIALLY APPROVED"
     RETURNED = "RETURNED"
     REJECTED = "REJECTED"
     SCREENED_OUT = "SCREENED OUT"
@@ -58,6 +60,8 @@ class SubmissionStatus:
 
 # A place Prolific holds for the participant right now (RESERVED: taken, not yet opened).
 IN_PROGRESS = (SubmissionStatus.RESERVED, SubmissionStatus.ACTIVE)
+# Decided and paid by Prolific (in full, or a share of the reward).
+PAID = (SubmissionStatus.APPROVED, SubmissionStatus.PARTIALLY_APPROVED)
 PUBLISHED = (StudyStatus.PUBLISHING, StudyStatus.SCHEDULED, StudyStatus.ACTIVE)
 STOPPED = (StudyStatus.AWAITING_REVIEW, StudyStatus.COMPLETED)
 
