@@ -13,8 +13,10 @@ bookkeeping (crowd.sessions.holds) and the ledger:
   study's approvals in one bulk call), or rejected when every answer was rejected; an
   approved submission is money spent, a partially approved one (a completion code set up
   for it at Prolific) too, booked at the whole reward, the most it can cost;
-* every place used, nobody working and answers still missing: more places, committed
-  first (refused, and logged, over the budget cap);
+* every place used, nobody working and answers still missing: more places are asked of the
+  researcher (crowd.channels.prolific.raises: beyond the publish quote, nothing is raised
+  without their recorded yes), then committed (refused, and logged, over the budget cap)
+  and raised;
 * a study whose batch ended is stopped; once Prolific completes it, the places no approved
   submission used are released.
 """
@@ -28,6 +30,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign
+from crowd.channels.prolific import raises
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
 from crowd.marketplaces.prolific.participants import NOT_LISTED, ParticipantNotListed, participant_submission
@@ -50,6 +53,7 @@ APPROVE = "approve"  # what _submission_apply returns for a submission to approv
 # A bulk approval Prolific still lists as awaiting review after this long is sent again.
 RESEND_AFTER = timedelta(minutes=10)
 ABANDONED_STATUSES = (SubmissionStatus.RETURNED, SubmissionStatus.TIMED_OUT)
+PLACE_FREED = (*ABANDONED_STATUSES, SubmissionStatus.REJECTED)
 
 
 @dataclass
@@ -158,31 +162,65 @@ def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport) 
 
 
 def _places_top_up(*, client: ProlificClient, study: Study) -> None:
-    """Every place is used, nobody is working, and tasks still need answers (some
-    participants were excluded, or did fewer tasks than planned): open more places."""
+    """Every place is used, nobody is working, and tasks still need answers (some answers
+    were rejected, or sessions did fewer tasks than planned): more places are beyond the
+    quote, so they are asked of the researcher first (crowd.channels.prolific.raises) and
+    opened only once approved, committed before Prolific is asked."""
     if study.batch.status != Batch.Status.PUBLISHED or study.sessions.filter(status=WorkSession.Status.ACTIVE).exists():
         return
-    used = study.sessions.filter(session_confirmed()).count()  # Prolific's places, not invented ones
+    # Places Prolific holds: confirmed sessions (not invented ones) whose submission still keeps
+    # its place — a returned, timed-out or rejected one is reopened by Prolific for someone else,
+    # its money committed already, so it asks for no new place.
+    used = study.sessions.filter(session_confirmed()).exclude(submission_status__in=PLACE_FREED).count()
     if used < study.places:
         return
     taken = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
-    counted = taken.exclude(
-        Exists(Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED))
-    ).count()
-    missing = sum(study.batch.tasks.values_list("assignments_needed", flat=True)) - counted
+    rejected = Exists(
+        Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED)
+    )
+    counted = taken.exclude(rejected).count()
+    needed = sum(study.batch.tasks.values_list("assignments_needed", flat=True))
+    missing = needed - counted
     if missing <= 0:
         return
     per_session = max(1, min(study.batch.topic.campaign.tasks_per_session, study.batch.tasks.count()))
     total = study.places + math.ceil(missing / per_session)
+    reason = _raise_reason(study=study, needed=needed, missing=missing, rejected=taken.filter(rejected).count())
+    wanted = raises.raise_request(study=study, places=total, missing=missing, reason=reason)
+    if wanted.approved_at is None:
+        logger.info("study %s: %d answers still missing; more places wait for the researcher's yes", study, missing)
+        return
     try:
-        ledger.study_places_commit(study=study, places=total)
+        ledger.study_places_commit(study=study, places=wanted.places_to)
     except ledger.BudgetExceeded as refused:
         logger.warning("study %s: %d answers still missing, places not raised: %s", study, missing, refused.message)
         return
-    remote = client.study_places_increase(study.study_id, total)
-    Study.objects.filter(pk=study.pk).update(places=total, status=remote.status)
-    study.places, study.status = total, remote.status
-    logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, total)
+    remote = client.study_places_increase(study.study_id, wanted.places_to)
+    Study.objects.filter(pk=study.pk).update(places=wanted.places_to, status=remote.status)
+    study.places, study.status = wanted.places_to, remote.status
+    raises.raise_done(places_raise=wanted)
+    logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, study.places)
+
+
+def _raise_reason(*, study: Study, needed: int, missing: int, rejected: int) -> str:
+    """Why places are wanted, in the researcher's terms: what is missing and what used the places."""
+    sessions = study.sessions.filter(session_confirmed(), status=WorkSession.Status.FINISHED)
+    short = sum(
+        1 for session in sessions if session.holds.filter(submitted_at__isnull=False).count() < session.tasks_target
+    )
+    abandoned = study.sessions.filter(status=WorkSession.Status.ABANDONED).count()
+    causes = []
+    if rejected:
+        causes.append(f"{rejected} answer{'s' if rejected != 1 else ''} rejected by quality control")
+    if short:
+        causes.append(f"{short} session{'s' if short != 1 else ''} ended with fewer tasks than planned")
+    if abandoned:
+        causes.append(f"{abandoned} participant{'s' if abandoned != 1 else ''} returned the study or timed out")
+    because = f" ({'; '.join(causes)})" if causes else ""
+    return (
+        f"{missing} of {needed} answers of {study.batch} are still missing after all {study.places} places were "
+        f"used{because}."
+    )
 
 
 def _submissions_approve(

@@ -32,6 +32,10 @@ REJECTION_CATEGORIES = (
     "UNSUPP_DEVICE",
     "OTHER",
 )
+# Prolific's minimum pay per hour in a workspace's currency (researcher-help, "Prolific's
+# payment principles": £6.00 / $8.00), and how amounts in it are written.
+MIN_HOURLY = {"GBP": Decimal("6.00"), "USD": Decimal("8.00")}
+CURRENCY_SYMBOLS = {"GBP": "£", "USD": "$"}
 _COMPLETION_CODE = re.compile(r"^[A-Za-z0-9]{1,64}$")
 
 

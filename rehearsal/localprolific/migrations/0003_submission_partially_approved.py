@@ -4,15 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('localprolific', '0002_verbose_names'),
+        ("localprolific", "0002_verbose_names"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='submission',
-            name='status',
-            field=models.CharField(choices=[('RESERVED', 'Reserved'), ('ACTIVE', 'Active'), ('TIMED-OUT', 'Timed Out'), ('AWAITING REVIEW', 'Awaiting Review'), ('APPROVED', 'Approved'), ('PARTIALLY APPROVED', 'Partially Approved'), ('RETURNED', 'Returned'), ('REJECTED', 'Rejected')], default='ACTIVE', max_length=20),
+            model_name="submission",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("RESERVED", "Reserved"),
+                    ("ACTIVE", "Active"),
+                    ("TIMED-OUT", "Timed Out"),
+                    ("AWAITING REVIEW", "Awaiting Review"),
+                    ("APPROVED", "Approved"),
+                    ("PARTIALLY APPROVED", "Partially Approved"),
+                    ("RETURNED", "Returned"),
+                    ("REJECTED", "Rejected"),
+                ],
+                default="ACTIVE",
+                max_length=20,
+            ),
         ),
     ]
