@@ -9,6 +9,7 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.test import Client
 
 from annotation.campaigns import OwnerOnly
 from annotation.models import Campaign
@@ -81,7 +82,7 @@ def test_sessions_are_sized_so_the_places_give_every_answer(local_prolific):
     assert Study.objects.get(pk=study.pk).places == 5
 
 
-def test_more_places_wait_for_the_owners_recorded_yes(local_prolific, client):
+def test_more_places_wait_for_the_owners_recorded_yes(local_prolific):
     """Three places of two tasks; one answer of CAT's rejected (the session is still approved):
     one answer missing after every place was used. Sync asks for a fourth place and commits
     nothing; a collaborator cannot say yes; once the owner does, the next sync commits and
@@ -113,6 +114,7 @@ def test_more_places_wait_for_the_owners_recorded_yes(local_prolific, client):
     with pytest.raises(OwnerOnly):
         raises.raise_approve(campaign=campaign, raise_id=pending.pk, by=editor)
 
+    client = Client()
     client.force_login(owner)
     page = client.get(f"/campaigns/{campaign.slug}/").content.decode()
     assert "More places beyond the quote" in page and pending.reason in page and "Approve $0.43 more" in page
