@@ -18,7 +18,7 @@ from dashboard.views import topics_page
 @login_required
 @require_GET
 def campaign_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
-    """{"campaign", "status", "status_label", "money": {name: "$1234.50" (the channel's currency)}, "topics": [{"id",
+    """{"campaign", "status", "status_label", "money": {name: "$1,234.50" (the channel's currency)}, "topics": [{"id",
     "key", "state", "state_label", "pending", "current_batch", "meters": {name: {"done", "total",
     "percent"}}}], "read_at"} — the meter names of templates/dashboard/_topic.html."""
     campaign = campaign_for_request(request, slug)

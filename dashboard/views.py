@@ -126,7 +126,10 @@ def _campaign_page(
             "import_form": import_form,
             "import_problems": import_problems or [],
             "import_refusal": campaign_import_refusal(campaign),
-            "raises": campaign_raises(campaign=campaign),
+            # Places beyond a study's quote, on a channel with studies (no query on the others).
+            "raises": campaign_raises(campaign=campaign)
+            if "studies" in channel_policy(campaign.channel).page_sections
+            else [],
         },
     )
 

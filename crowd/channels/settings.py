@@ -43,11 +43,19 @@ def channel_settings_set(
         stored["prolific"] = {**stored.get("prolific", {}), "seconds_per_task": seconds_per_task}
     if stored != (campaign.channel_settings or {}):
         changes["channel_settings"] = stored
-    planned = copy.copy(campaign)  # the campaign as it will be, for the floor at its new figures
+    changes.update(_rewards_fit_planned(campaign=campaign, changes=changes))
+    return campaign_update(campaign_id=campaign.pk, changes=changes)
+
+
+def _rewards_fit_planned(*, campaign: Campaign, changes: dict) -> dict:
+    """`rewards_fit` of the campaign as `changes` would make it, while it is a draft (after its
+    first publish its rewards are fixed, and a refused change names only what was asked)."""
+    if campaign.status != Campaign.Status.DRAFT:
+        return {}
+    planned = copy.copy(campaign)
     for name, value in changes.items():
         setattr(planned, name, value)
-    changes.update(rewards_fit(campaign=planned))
-    return campaign_update(campaign_id=campaign.pk, changes=changes)
+    return rewards_fit(campaign=planned)
 
 
 def rewards_fit(*, campaign: Campaign) -> dict:
@@ -86,10 +94,9 @@ def channel_set(*, campaign: Campaign, channel: str, environment: str | None = N
     """Switch the campaign to `channel` (and environment) while nothing is published yet:
     workers already at one marketplace cannot be moved to another. Refreshes `campaign`."""
     changes = _channel_changes(campaign=campaign, channel=channel, environment=environment)
-    planned = copy.copy(campaign)
-    for name, value in changes.items():
-        setattr(planned, name, value)
-    campaign_update(campaign_id=campaign.pk, changes={**changes, **rewards_fit(campaign=planned)})
+    campaign_update(
+        campaign_id=campaign.pk, changes={**changes, **_rewards_fit_planned(campaign=campaign, changes=changes)}
+    )
     campaign.refresh_from_db()
     return campaign
 

@@ -314,8 +314,8 @@ class ChannelPolicy:
     currency_symbol: str = "$"  # MTurk pays in US dollars; a channel paying nobody shows 0.00 in them
 
     def money_wording(self, amount: Decimal | int | str | None) -> str:
-        """An amount in the channel's currency, two decimals: "$1.20", "£0.60"."""
-        return f"{self.currency_symbol}{Decimal(amount or 0).quantize(CENT, rounding=ROUND_HALF_UP)}"
+        """An amount in the channel's currency, two decimals: "$1.20", "£0.60", "$10,000.00"."""
+        return f"{self.currency_symbol}{Decimal(amount or 0).quantize(CENT, rounding=ROUND_HALF_UP):,}"
 
     def rewards_floor(self, *, campaign: "Campaign") -> Decimal | None:
         """The least task reward the channel accepts for the campaign's sessions (None: no floor)."""

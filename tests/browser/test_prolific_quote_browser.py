@@ -1,9 +1,11 @@
 """Money as quoted, in a Prolific rehearsal on the local endpoint (issue 25, "Show"): the
 researcher sets the seconds per task on the Channel page and reads the quote on the publish
 page, in the workspace's currency with two decimals; a simulated crowd takes the study over
-HTTP (crowd.simulation.sessions) and the loop runs (ranking.workflow.loop_run); then neither
-what the round committed nor what the endpoint charged for its study is above the quote, and
-no study was raised without the researcher's recorded yes (crowd.channels.prolific.raises).
+HTTP (crowd.simulation.sessions) and the loop runs (ranking.workflow.loop_run). Quality
+control rejects one answer: the loop asks for one more place, and until the researcher says
+yes on the campaign page neither what the round committed nor what the endpoint charged for
+its study is above the quote; afterwards both are the quote plus what they approved
+(crowd.channels.prolific.raises).
 
 Screenshots of the changed pages at 1280 and 390 px go to artifacts/screenshots/.
 """
@@ -20,9 +22,11 @@ from annotation.campaigns import campaign_create
 from annotation.importing.importers import propositions_import
 from annotation.models import Batch, Topic
 from config.celery import app as celery_app
+from crowd.channels.registry import channels_sync
 from crowd.channels.settings import campaign_rewards_fit
-from crowd.models import LedgerEntry, PlacesRaise, Study
+from crowd.models import Assignment, LedgerEntry, PlacesRaise, Study, WorkSession
 from crowd.simulation.sessions import prolific_simulate
+from crowd.work import review
 from ranking.channel_demo import local_prolific_returner, local_prolific_starter
 from ranking.workflow import loop_run
 from tests.browser.conftest import PHONE
@@ -124,43 +128,90 @@ def test_a_prolific_round_costs_no_more_than_its_quote(site, open_context, scree
     study = Study.objects.get(batch=likert)
     assert study.places == 3  # 2 tasks × 3 answers in sessions of 2
 
-    # The crowd takes the study over HTTP; the loop approves, stops the study and moves on.
-    crowd = prolific_simulate(
-        start_participant=local_prolific_starter(base),
-        study_ids=[study.study_id],
-        return_study=local_prolific_returner(base),
-        workers=6,
-        spammers=0.0,
-        trap_blind=0.0,
-        seed=25,
-    )
-    assert crowd.submitted == 6
+    def round_committed() -> D:
+        """What the ledger ever committed for the round's study (before anything was released)."""
+        places = LedgerEntry.objects.filter(campaign=campaign, reference__startswith=f"batch:{likert.pk}:places:")
+        return sum(places.filter(kind="committed").values_list("amount", flat=True), D("0"))
+
+    def charged_for(study: Study) -> dict:
+        """What the endpoint took for the study (funded, charged), in pounds."""
+        [charges] = requests.get(
+            f"{base}/localprolific/_control/charges", params={"study": study.study_id}, timeout=10
+        ).json()["studies"]
+        return {**charges, "funded": D(charges["funded"]) / 100, "charged": D(charges["charged"]) / 100}
+
+    assert round_committed() == quote == charged_for(study)["funded"]
+
+    # The crowd takes the study over HTTP.
+    def crowd_round(round_number: int) -> int:
+        return prolific_simulate(
+            start_participant=local_prolific_starter(base),
+            study_ids=[study.study_id],
+            return_study=local_prolific_returner(base),
+            workers=6,
+            spammers=0.0,
+            trap_blind=0.0,
+            seed=25,
+            round_number=round_number,
+        ).submitted
+
+    assert crowd_round(0) == 6
+    assert list(WorkSession.objects.filter(study=study).order_by("pk").values_list("tasks_target", flat=True)) == [
+        2,
+        2,
+        2,
+    ]
+
+    # Quality control rejects one answer: its session is still approved, one answer is missing
+    # and every place is used. The loop asks the researcher; nothing beyond the quote is committed.
+    channels_sync()
+    rejected = Assignment.objects.filter(task__batch=likert).order_by("pk").first()
+    review.assignment_reject(assignment_id=rejected.pk, reason="Rated every check statement as important.")
+    loop_run()
+    loop_run()
+    [asked] = PlacesRaise.objects.filter(study=study)
+    assert asked.approved_at is None and (asked.places_from, asked.places_to) == (3, 4)
+    assert round_committed() == quote == charged_for(study)["funded"]
+
+    # The campaign page explains it, with the cost; the researcher says yes.
+    page.reload()
+    raise_card = page.locator(f"[data-raise='{asked.pk}']")
+    assert "1 of 6 answers" in raise_card.text_content() and "rejected by quality control" in raise_card.text_content()
+    cost = amount(raise_card.locator("[data-raise-cost]").text_content().strip())
+    assert cost == asked.cost
+    screenshot(page, "prolific-raise-1280")
+    phone.goto(page.url)
+    screenshot(phone, "prolific-raise-390")
+    raise_card.get_by_role("button", name=f"Approve £{cost} more").click()
+    page.get_by_text(f"Approved: study {study.study_id} goes to 4 places").wait_for()
+    asked.refresh_from_db()
+    assert asked.approved_by == owner and asked.approved_at is not None
+
+    # The loop raises the places; a new participant gives the missing answer; the loop goes on.
+    loop_run()
+    assert Study.objects.get(pk=study.pk).places == 4
+    assert crowd_round(1) == 1
     for _ in range(3):
         loop_run()
-    assert Topic.objects.get(key=TOPIC).state != Topic.State.IMPORTING
+    assert Topic.objects.get(key=TOPIC).state == Topic.State.COMPARISONS
 
-    # What the round committed, and what the endpoint charged for its study: within the quote.
-    rows = LedgerEntry.objects.filter(campaign=campaign)
-    places = rows.filter(reference__startswith=f"batch:{likert.pk}:places:")
-    committed = sum(places.filter(kind="committed").values_list("amount", flat=True), D("0"))
-    released = sum(places.filter(kind="released").values_list("amount", flat=True), D("0"))
-    charges = requests.get(
-        f"{base}/localprolific/_control/charges", params={"study": study.study_id}, timeout=10
-    ).json()["studies"][0]
-    funded, charged = D(charges["funded"]) / 100, D(charges["charged"]) / 100
-    approved_raises = PlacesRaise.objects.filter(study=study, approved_at__isnull=False)
-    beyond = sum(approved_raises.values_list("cost", flat=True), D("0"))
-    assert committed - released <= committed <= quote + beyond
-    assert charged <= funded <= quote + beyond
-    assert not PlacesRaise.objects.filter(study=study, approved_at__isnull=True, done_at__isnull=False).exists()
-    assert funded == committed  # the ledger books what the endpoint took
-    assert charges["approved"] == 3
+    # What the round committed and what the endpoint charged for its study: the quote, plus
+    # only what the researcher said yes to.
+    charges = charged_for(study)
+    approved = sum(
+        PlacesRaise.objects.filter(study=study, approved_at__isnull=False).values_list("cost", flat=True), D("0")
+    )
+    assert approved == cost
+    assert round_committed() == charges["funded"] == quote + approved
+    assert charges["charged"] <= charges["funded"]
+    assert charges["approved"] == 4
 
-    # The campaign page: the money in pounds, two decimals.
+    # The campaign page: the money in pounds, two decimals, and the raise with who approved it.
     page.reload()
     for name in ("committed", "spent", "cap"):
         amount(page.locator(f"[data-money='{name}']").text_content().strip())
-    assert amount(page.locator("[data-money='spent']").text_content().strip()) >= charged
+    assert amount(page.locator("[data-money='spent']").text_content().strip()) >= charges["charged"]
+    assert "Approved by researcher" in page.locator(f"[data-raise='{asked.pk}']").text_content()
     screenshot(page, "prolific-campaign-1280")
     phone.goto(page.url)
     screenshot(phone, "prolific-campaign-390")

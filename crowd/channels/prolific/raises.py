@@ -57,7 +57,8 @@ def raise_request(*, study: Study, places: int, missing: int, reason: str) -> Pl
 @transaction.atomic
 def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
     """The researcher's yes to a pending raise, recorded with who and when. Money stays with the
-    campaign's owner (annotation.campaigns): a collaborator is refused. Approving twice is one yes."""
+    campaign's owner (annotation.campaigns): a collaborator is refused; `by` None is the command
+    line or a service acting for the owner, as in campaign_update. Approving twice is one yes."""
     places_raise = (
         PlacesRaise.objects.select_for_update()
         .filter(pk=raise_id, study__batch__topic__campaign=campaign)
@@ -66,7 +67,7 @@ def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
     )
     if places_raise is None:
         raise NotFound(f"Campaign {campaign.slug} has no such raise of places.")
-    if not campaigns_owned_by(by).filter(pk=campaign.pk).exists():
+    if by is not None and not campaigns_owned_by(by).filter(pk=campaign.pk).exists():
         raise OwnerOnly(
             f"Only the owner of campaign {campaign.slug!r} may approve more places: its money stays with them."
         )
@@ -86,6 +87,12 @@ def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
 def raise_done(*, places_raise: PlacesRaise) -> None:
     """Prolific raised the places: the raise is closed."""
     PlacesRaise.objects.filter(pk=places_raise.pk, done_at__isnull=True).update(done_at=timezone.now())
+
+
+def raises_pending(*, campaign: Campaign) -> list[int]:
+    """The ids of the campaign's raises waiting for a yes."""
+    pending = PlacesRaise.objects.filter(study__batch__topic__campaign=campaign, approved_at__isnull=True)
+    return list(pending.order_by("pk").values_list("pk", flat=True))
 
 
 def campaign_raises(*, campaign: Campaign) -> list[PlacesRaise]:

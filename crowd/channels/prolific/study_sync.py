@@ -190,6 +190,9 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     if wanted.approved_at is None:
         logger.info("study %s: %d answers still missing; more places wait for the researcher's yes", study, missing)
         return
+    if wanted.places_to <= study.places:  # approved for places the study has already
+        raises.raise_done(places_raise=wanted)
+        return
     try:
         ledger.study_places_commit(study=study, places=wanted.places_to)
     except ledger.BudgetExceeded as refused:
