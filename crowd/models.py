@@ -395,6 +395,9 @@ class PlacesRaise(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     done_at = models.DateTimeField(null=True, blank=True, help_text="When Prolific raised the places.")
+    dropped_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was no longer needed: the batch ended before the places were raised."
+    )
 
     class Meta:
         ordering = ["requested_at", "id"]

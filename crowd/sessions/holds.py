@@ -178,6 +178,18 @@ def study_session_share(*, study: Study, tasks_per_session: int) -> int:
     return max(1, min(tasks_per_session, tasks.count(), left))
 
 
+def study_slots_free(*, study: Study, now: datetime | None = None) -> int:
+    """Answers the study's sessions can still be handed: free slots of its tasks still on offer
+    (a task whose HIT collected all it will get, rejected answers included, offers none)."""
+    now = now or timezone.now()
+    taken = (
+        TaskHold.objects.filter(_active(now), task=OuterRef("pk")).values("task").annotate(n=Count("pk")).values("n")
+    )
+    tasks = Task.objects.filter(batch_id=study.batch_id, hit__isnull=False, hit__complete=False, hit__deleted=False)
+    slots = tasks.annotate(taken=Coalesce(Subquery(taken), 0)).values_list("assignments_needed", "taken")
+    return sum(max(0, needed - held) for needed, held in slots)
+
+
 def link_session_open(*, link: ParticipantLink, worker: Worker) -> WorkSession:
     """The participant's unfinished session through this link, or a new one."""
     if link.revoked:

@@ -9,7 +9,8 @@ the campaign's owner approves it (`raise_approve`); the next sync then commits t
 (refused over the budget cap, as every commitment is) and raises them (`raise_done`).
 
 One open raise per study at a time: while pending, a later sync updates its figures (the
-answers missing change as sessions finish); once approved, its figures are fixed.
+answers missing change as sessions finish); once approved, its figures are fixed. A raise
+whose batch ends before the places were raised is dropped (`raises_drop`), never raised.
 """
 
 from decimal import Decimal
@@ -37,7 +38,7 @@ def raise_request(*, study: Study, places: int, missing: int, reason: str) -> Pl
     """The study's open raise: a new pending one to `places`, a pending one brought up to date,
     or the approved one as it was approved (its figures are what the researcher said yes to)."""
     Study.objects.select_for_update().filter(pk=study.pk).first()
-    open_raise = PlacesRaise.objects.filter(study=study, done_at__isnull=True).first()
+    open_raise = PlacesRaise.objects.filter(study=study, done_at__isnull=True, dropped_at__isnull=True).first()
     figures = {
         "places_from": study.places,
         "places_to": places,
@@ -73,6 +74,11 @@ def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
         )
     if places_raise.done_at is not None:
         return places_raise
+    if places_raise.dropped_at is not None:
+        raise ApplicationError(
+            f"The batch of study {places_raise.study} ended without these places: nothing to approve.",
+            code="raise_dropped",
+        )
     if places_raise.places_to <= places_raise.study.places:
         raise ApplicationError(
             f"Study {places_raise.study} has {places_raise.study.places} places already; nothing to approve.",
@@ -89,9 +95,17 @@ def raise_done(*, places_raise: PlacesRaise) -> None:
     PlacesRaise.objects.filter(pk=places_raise.pk, done_at__isnull=True).update(done_at=timezone.now())
 
 
+def raises_drop(*, study: Study) -> int:
+    """The study's batch ended (complete or expired): its open raises are not needed any more."""
+    open_raises = PlacesRaise.objects.filter(study=study, done_at__isnull=True, dropped_at__isnull=True)
+    return open_raises.update(dropped_at=timezone.now())
+
+
 def raises_pending(*, campaign: Campaign) -> list[int]:
     """The ids of the campaign's raises waiting for a yes."""
-    pending = PlacesRaise.objects.filter(study__batch__topic__campaign=campaign, approved_at__isnull=True)
+    pending = PlacesRaise.objects.filter(
+        study__batch__topic__campaign=campaign, approved_at__isnull=True, dropped_at__isnull=True
+    )
     return list(pending.order_by("pk").values_list("pk", flat=True))
 
 

@@ -115,6 +115,7 @@ def studies_sync(*, now=None) -> StudiesReport:
         _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
         _places_top_up(client=client, study=study)
         if study.batch.status in (Batch.Status.COMPLETE, Batch.Status.EXPIRED):
+            raises.raises_drop(study=study)  # the batch ended without them
             _study_stop(client=client, study=study, report=report)
         if study.status == StudyStatus.COMPLETED:
             ledger.study_closed(study=study, approved=approved)
@@ -174,18 +175,19 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     used = study.sessions.filter(session_confirmed()).exclude(submission_status__in=PLACE_FREED).count()
     if used < study.places:
         return
-    taken = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
+    # Answers still to collect that a new session could be handed (a rejected answer's task
+    # collected all it will get: the workflow does not ask for it again, so neither do places).
+    missing = holds.study_slots_free(study=study)
+    if missing <= 0:
+        return
+    needed = sum(study.batch.tasks.values_list("assignments_needed", flat=True))
+    submitted = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
     rejected = Exists(
         Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED)
     )
-    counted = taken.exclude(rejected).count()
-    needed = sum(study.batch.tasks.values_list("assignments_needed", flat=True))
-    missing = needed - counted
-    if missing <= 0:
-        return
     per_session = max(1, min(study.batch.topic.campaign.tasks_per_session, study.batch.tasks.count()))
     total = study.places + math.ceil(missing / per_session)
-    reason = _raise_reason(study=study, needed=needed, missing=missing, rejected=taken.filter(rejected).count())
+    reason = _raise_reason(study=study, needed=needed, missing=missing, rejected=submitted.filter(rejected).count())
     wanted = raises.raise_request(study=study, places=total, missing=missing, reason=reason)
     if wanted.approved_at is None:
         logger.info("study %s: %d answers still missing; more places wait for the researcher's yes", study, missing)
@@ -211,17 +213,17 @@ def _raise_reason(*, study: Study, needed: int, missing: int, rejected: int) -> 
     short = sum(
         1 for session in sessions if session.holds.filter(submitted_at__isnull=False).count() < session.tasks_target
     )
-    abandoned = study.sessions.filter(status=WorkSession.Status.ABANDONED).count()
     causes = []
-    if rejected:
-        causes.append(f"{rejected} answer{'s' if rejected != 1 else ''} rejected by quality control")
     if short:
-        causes.append(f"{short} session{'s' if short != 1 else ''} ended with fewer tasks than planned")
-    if abandoned:
-        causes.append(f"{abandoned} participant{'s' if abandoned != 1 else ''} returned the study or timed out")
+        causes.append(
+            f"{short} session{'s' if short != 1 else ''} ended with fewer tasks than {'they were' if short != 1 else 'it was'} "
+            "sized for: no task was free for the participant when they asked"
+        )
+    if rejected:
+        causes.append(f"{rejected} answer{'s' if rejected != 1 else ''} rejected by quality control, not asked again")
     because = f" ({'; '.join(causes)})" if causes else ""
     return (
-        f"{missing} of {needed} answers of {study.batch} are still missing after all {study.places} places were "
+        f"{missing} of {needed} answers of {study.batch} are still to collect after all {study.places} places were "
         f"used{because}."
     )
 

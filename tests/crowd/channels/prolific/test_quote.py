@@ -20,6 +20,7 @@ from crowd.channels.settings import campaign_rewards_fit, channel_settings_set
 from crowd.marketplaces.registry import channel_policy
 from crowd.models import Assignment, LedgerEntry, PlacesRaise, Study, WorkSession
 from crowd.qc.worker_quality import campaign_quality_refresh
+from crowd.sessions import holds
 from crowd.simulation.hits import DILIGENT, Judge, SimulatedWorker
 from crowd.simulation.sessions import Participant
 from crowd.work import ledger, review
@@ -82,11 +83,24 @@ def test_sessions_are_sized_so_the_places_give_every_answer(local_prolific):
     assert Study.objects.get(pk=study.pk).places == 5
 
 
-def test_more_places_wait_for_the_owners_recorded_yes(local_prolific):
-    """Three places of two tasks; one answer of CAT's rejected (the session is still approved):
-    one answer missing after every place was used. Sync asks for a fourth place and commits
-    nothing; a collaborator cannot say yes; once the owner does, the next sync commits and
-    raises it, and the endpoint charges no more than was committed."""
+def starve_after_one_task(monkeypatch, name: str) -> None:
+    """`name`'s session finds no task free after its first, as when concurrent sessions hold
+    the last free slots: it ends with fewer tasks than it was sized for."""
+    real = holds._task_free_for
+
+    def task_free_for(session, *, now):
+        if session.worker.external_id == name and holds._done(session) >= 1:
+            return None
+        return real(session, now=now)
+
+    monkeypatch.setattr(holds, "_task_free_for", task_free_for)
+
+
+def test_more_places_wait_for_the_owners_recorded_yes(local_prolific, monkeypatch):
+    """Three places of two tasks; CAT's session ends after one task: one answer still to collect
+    after every place was used. Sync asks for a fourth place and commits nothing; a
+    collaborator cannot say yes; once the owner does, the next sync commits and raises it, a
+    fourth participant gives the answer, and the endpoint funds what was committed."""
     owner = get_user_model().objects.create_user("owner", password="x")
     batch = prolific_batch(owner=owner)
     campaign = batch.topic.campaign
@@ -94,21 +108,21 @@ def test_more_places_wait_for_the_owners_recorded_yes(local_prolific):
     study = Study.objects.get(batch=batch)
     quote = _committed(campaign)
     assert quote == _charges(local_prolific, study)["funded"] == D("1.29")
-    for name in ("ANN", "BOB", "CAT"):
-        assert _session(local_prolific, study, f"{name}{0:021d}") == 2
-    channels_sync()
-    first = Assignment.objects.filter(worker__external_id=f"CAT{0:021d}").order_by("pk").first()
-    review.assignment_reject(assignment_id=first.pk, reason="Rated every check statement as important.")
+    starve_after_one_task(monkeypatch, f"CAT{0:021d}")
+    assert [_session(local_prolific, study, f"{name}{0:021d}") for name in ("ANN", "BOB", "CAT")] == [2, 2, 1]
     campaign_quality_refresh(campaign_id=campaign.pk)
     channels_sync()
     channels_sync()
 
     [pending] = PlacesRaise.objects.all()
     assert (pending.places_from, pending.places_to, pending.missing, pending.cost) == (3, 4, 1, D("0.43"))
-    assert "1 of 6 answers" in pending.reason and "1 answer rejected by quality control" in pending.reason
+    assert (
+        "1 of 6 answers" in pending.reason
+        and "1 session ended with fewer tasks than it was sized for" in pending.reason
+    )
     assert pending.approved_at is None and pending.done_at is None
     assert Study.objects.get(pk=study.pk).places == 3 == _charges(local_prolific, study)["places"]
-    assert _committed(campaign) <= quote  # nothing beyond the quote without a yes
+    assert _committed(campaign) == quote  # nothing beyond the quote without a yes
 
     editor = get_user_model().objects.create_user("editor", password="x")
     with pytest.raises(OwnerOnly):
@@ -127,8 +141,26 @@ def test_more_places_wait_for_the_owners_recorded_yes(local_prolific):
     assert pending.done_at is not None
     assert Study.objects.get(pk=study.pk).places == 4 == _charges(local_prolific, study)["places"]
     assert _committed(campaign) == quote + pending.cost == _charges(local_prolific, study)["funded"]
+    assert _session(local_prolific, study, f"DAN{0:021d}") == 1
     page = client.get(f"/campaigns/{campaign.slug}/").content.decode()
     assert "places raised" in page and pending.reason in page
+
+
+def test_a_rejected_answer_asks_for_no_place(local_prolific):
+    """Its task collected all it will get (the workflow does not ask for it again), so more
+    places would be handed nothing: none is asked for."""
+    batch = prolific_batch()
+    campaign = batch.topic.campaign
+    batch_publish(batch_id=batch.pk)
+    study = Study.objects.get(batch=batch)
+    for name in ("ANN", "BOB", "CAT"):
+        _session(local_prolific, study, f"{name}{0:021d}")
+    channels_sync()
+    first = Assignment.objects.filter(worker__external_id=f"CAT{0:021d}").order_by("pk").first()
+    review.assignment_reject(assignment_id=first.pk, reason="Rated every check statement as important.")
+    campaign_quality_refresh(campaign_id=campaign.pk)
+    channels_sync()
+    assert not PlacesRaise.objects.exists()
 
 
 def test_reviewed_submissions_are_approved_in_one_bulk_call(local_prolific):
