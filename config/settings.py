@@ -212,6 +212,11 @@ PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="salience-local-proli
 # Prolific's platform fee on rewards and bonuses, VAT excluded: 42.8 % corporate, 33.3 %
 # academic and non-profit (prolific.com/pricing). The default is the higher one.
 PROLIFIC_SERVICE_FEE_RATE = Decimal(env.str("PROLIFIC_SERVICE_FEE_RATE", default="0.428"))
+# The workspace's currency, GBP or USD, as Prolific set it when the workspace was created
+# (api-reference/workspaces: currency_code): rewards, fees and the pay floor are in it.
+PROLIFIC_CURRENCY = env.str("PROLIFIC_CURRENCY", default="USD")
+if PROLIFIC_CURRENCY not in ("GBP", "USD"):
+    raise ImproperlyConfigured("PROLIFIC_CURRENCY is the Prolific workspace's currency: GBP or USD.")
 PROLIFIC_COMPLETION_URL = env.str(
     "PROLIFIC_COMPLETION_URL",
     default=f"{SITE_URL}/localprolific/submissions/complete?cc={{code}}"

@@ -378,6 +378,34 @@ class Study(models.Model):
         return self.study_id or self.internal_name
 
 
+class PlacesRaise(models.Model):
+    """More places for a study than its publish quote: asked for by sync when answers are still
+    missing after every place was used, done only once the researcher said yes
+    (crowd/channels/prolific/raises.py). The reason and the figures are what the campaign page shows."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raises")
+    places_from = models.PositiveIntegerField()
+    places_to = models.PositiveIntegerField()
+    missing = models.PositiveIntegerField(help_text="Answers still missing when it was asked for.")
+    cost = models.DecimalField(max_digits=10, decimal_places=2, help_text="Added commitment, fees included.")
+    reason = models.TextField()
+    requested_at = models.DateTimeField()
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    done_at = models.DateTimeField(null=True, blank=True, help_text="When Prolific raised the places.")
+    dropped_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was no longer needed: the batch ended before the places were raised."
+    )
+
+    class Meta:
+        ordering = ["requested_at", "id"]
+
+    def __str__(self):
+        return f"{self.study}: {self.places_from} → {self.places_to} places"
+
+
 class ParticipantLink(models.Model):
     """A self-managed link: personal (one invited person) or open (asks for a participant code)."""
 

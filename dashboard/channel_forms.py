@@ -9,6 +9,7 @@ from annotation.models import Campaign
 from config.errors import ApplicationError
 from crowd.marketplaces.prolific import eligibility
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters, prolific_filters_check
+from crowd.marketplaces.prolific.study_opening import seconds_per_task
 from crowd.marketplaces.registry import channel_choices, policies
 from crowd.models import ParticipantLink, WorkerQuality
 
@@ -38,6 +39,15 @@ class ChannelForm(forms.Form):
         + " ".join(f"{p.label}: {', '.join(label for _, label in p.environments)}." for p in policies()),
     )
     tasks_per_session = forms.IntegerField(min_value=1, max_value=100, help_text="Prolific and links only.")
+    # Prolific's estimated completion time and its pay check (crowd.marketplaces.prolific.policy).
+    seconds_per_task = forms.IntegerField(
+        label="Seconds per task (Prolific)",
+        min_value=5,
+        max_value=3600,
+        required=False,
+        help_text="How long one task takes a participant: the study's estimated time, and the time Prolific's "
+        "minimum hourly pay is checked at. Rewards under that minimum are raised to it when you save.",
+    )
     # Prolific's eligibility filters (crowd.marketplaces.prolific.eligibility): four fields, and
     # anything else as Prolific's own JSON; stored together as one list.
     approval_rate_min = forms.IntegerField(
@@ -92,6 +102,7 @@ class ChannelForm(forms.Form):
             "channel": campaign.channel,
             "environment": campaign.environment,
             "tasks_per_session": campaign.tasks_per_session,
+            "seconds_per_task": seconds_per_task(campaign),
             **{name: getattr(fields, name) for name in cls.FIELDS},
             "prolific_filters": json.dumps(custom, indent=2, ensure_ascii=False) if custom else "",
         }

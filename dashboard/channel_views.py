@@ -77,12 +77,19 @@ def campaign_channel_set(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _channel_page(request, campaign, channel_form=form, status=400)
     try:
-        channels.channel_settings_set(campaign=campaign, **form.cleaned_data)
+        saved = channels.channel_settings_set(campaign=campaign, **form.cleaned_data)
     except ApplicationError as error:
         form.add_error(None, error.message)
         # Shown as stored: a refused change must not appear on the page as if it were made.
         return _channel_page(request, _campaign(request, slug), channel_form=form, status=error.http_status)
     messages.success(request, "Channel settings saved.")
+    raised = {
+        name: getattr(saved, name)
+        for name in ("likert_reward", "comparison_reward")
+        if getattr(saved, name) != getattr(campaign, name)
+    }
+    if raised:
+        messages.info(request, channels.rewards_fit_wording(campaign=saved, changes=raised))
     return redirect("crowd:campaign-channel", slug=campaign.slug)
 
 

@@ -5,11 +5,11 @@ queries however many topics the campaign has."""
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, JsonResponse
-from django.template.defaultfilters import floatformat
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from annotation.access import campaign_for_request
+from crowd.marketplaces.registry import channel_policy
 from crowd.work import ledger
 from crowd.work.progress import Progress, TopicProgress, campaign_progress
 from dashboard.views import topics_page
@@ -18,7 +18,7 @@ from dashboard.views import topics_page
 @login_required
 @require_GET
 def campaign_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
-    """{"campaign", "status", "status_label", "money": {name: "$1,234.50"}, "topics": [{"id",
+    """{"campaign", "status", "status_label", "money": {name: "$1,234.50" (the channel's currency)}, "topics": [{"id",
     "key", "state", "state_label", "pending", "current_batch", "meters": {name: {"done", "total",
     "percent"}}}], "read_at"} — the meter names of templates/dashboard/_topic.html."""
     campaign = campaign_for_request(request, slug)
@@ -29,7 +29,10 @@ def campaign_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
             "campaign": campaign.slug,
             "status": campaign.status,
             "status_label": campaign.get_status_display(),
-            "money": {name: f"${floatformat(getattr(money, name), '2g')}" for name in ("committed", "spent", "cap")},
+            "money": {
+                name: channel_policy(campaign.channel).money_wording(getattr(money, name))
+                for name in ("committed", "spent", "cap")
+            },
             "topics": [_topic(progress) for progress in topics],
             "read_at": timezone.now().isoformat(),
         }

@@ -23,6 +23,7 @@ urlpatterns = [
     ),
     path("campaigns/<slug:slug>/progress.json", progress_views.campaign_progress_json, name="campaign-progress"),
     path("campaigns/<slug:slug>/batches/<int:batch_id>/expire/", views.expire_batch, name="batch-expire"),
+    path("campaigns/<slug:slug>/raises/<int:raise_id>/approve/", views.approve_raise, name="raise-approve"),
     path("campaigns/<slug:slug>/members/", members.campaign_members, name="members"),
     path("campaigns/<slug:slug>/members/add/", members.member_add, name="member-add"),
     path("campaigns/<slug:slug>/members/<int:member_id>/remove/", members.member_remove, name="member-remove"),

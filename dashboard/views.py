@@ -29,6 +29,8 @@ from annotation.importing.importers import ImportFailed, ImportSummary, proposit
 from annotation.importing.topics import topics_with_likert_built
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
+from crowd.channels.prolific.raises import campaign_raises, raise_approve
+from crowd.channels.settings import campaign_rewards_fit
 from crowd.hit_page.content import hit_content_get
 from crowd.hit_page.views import hit_preview_page, sample_content
 from crowd.marketplaces.base import PaymentUnit
@@ -70,7 +72,10 @@ def create_campaign(request: HttpRequest) -> HttpResponse:
         except ApplicationError as error:
             form.add_error(None, error.message)
         else:
+            raised = campaign_rewards_fit(campaign=campaign)
             messages.success(request, f"Campaign {campaign.name} created. Next: upload its propositions.")
+            if raised:
+                messages.info(request, raised)
             return _back(campaign)
     return render(request, "dashboard/campaign_form.html", {"form": form})
 
@@ -121,6 +126,10 @@ def _campaign_page(
             "import_form": import_form,
             "import_problems": import_problems or [],
             "import_refusal": campaign_import_refusal(campaign),
+            # Places beyond a study's quote, on a channel with studies (no query on the others).
+            "raises": campaign_raises(campaign=campaign)
+            if "studies" in channel_policy(campaign.channel).page_sections
+            else [],
         },
     )
 
@@ -311,6 +320,25 @@ def resume_campaign(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, error.message)
     else:
         messages.success(request, "Resumed: every topic moves on as soon as its current batch is complete.")
+    return _back(campaign)
+
+
+@login_required
+@require_POST
+def approve_raise(request: HttpRequest, slug: str, raise_id: int) -> HttpResponse:
+    """The owner's yes to more places than a study's quote (crowd.channels.prolific.raises)."""
+    campaign = _campaign(request, slug)
+    try:
+        places_raise = raise_approve(campaign=campaign, raise_id=raise_id, by=request.user)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        policy = channel_policy(campaign.channel)
+        messages.success(
+            request,
+            f"Approved: study {places_raise.study} goes to {places_raise.places_to} places "
+            f"({policy.money_wording(places_raise.cost)} more) at the next sync.",
+        )
     return _back(campaign)
 
 

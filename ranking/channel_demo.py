@@ -17,6 +17,7 @@ import requests
 from annotation.campaigns import campaign_update
 from annotation.models import Campaign, Proposition, Topic
 from crowd.channels.links import links
+from crowd.channels.prolific import raises
 from crowd.channels.settings import channel_set
 from crowd.models import Study
 from crowd.simulation.hits import SimulationReport
@@ -118,6 +119,11 @@ def channel_demo_run(
                 **crowd,
             )
         loop_run()
+        if channel == "prolific":
+            # The demo's researcher says yes to every raise of places the loop asks for (a real
+            # one reads its reason on the campaign page first); the next pass raises them.
+            for raise_id in raises.raises_pending(campaign=campaign):
+                raises.raise_approve(campaign=campaign, raise_id=raise_id, by=campaign.owner)
         report.rounds += 1
         report.submitted += work.submitted
         report.statuses = topic_statuses(campaign)

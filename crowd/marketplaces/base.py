@@ -266,6 +266,8 @@ class ChannelPolicy:
     preview_action: str = "Preview only"
     # What the researcher does once work is published, for the message that says it is out.
     after_publish: str = ""
+    # What the publish page's quote binds ("" when nothing beyond it can be committed).
+    quote_wording: str = ""
     # Sections of the campaign's channel page that only this channel has ("studies", "links").
     page_sections: tuple[str, ...] = ()
     # The session page's answer to a session its channel has not confirmed.
@@ -308,6 +310,16 @@ class ChannelPolicy:
         return f"{self.label} does not answer: check the network and try again."
 
     # -- money
+
+    currency_symbol: str = "$"  # MTurk pays in US dollars; a channel paying nobody shows 0.00 in them
+
+    def money_wording(self, amount: Decimal | int | str | None) -> str:
+        """An amount in the channel's currency, two decimals: "$1.20", "£0.60", "$10,000.00"."""
+        return f"{self.currency_symbol}{Decimal(amount or 0).quantize(CENT, rounding=ROUND_HALF_UP):,}"
+
+    def rewards_floor(self, *, campaign: "Campaign") -> Decimal | None:
+        """The least task reward the channel accepts for the campaign's sessions (None: no floor)."""
+        return None
 
     def assignment_cost(self, *, reward: Decimal, max_assignments: int) -> Decimal:
         """Reward plus fee for one approved assignment (channels paid per assignment)."""

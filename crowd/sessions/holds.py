@@ -7,7 +7,9 @@ work in sessions instead. This module hands tasks out to sessions, one at a time
   participant link, every published batch of the campaign that still needs answers.
 * `hold_next` gives the session a task that still needs assignments: never one its
   participant already did or holds, never more holders than assignments needed (active
-  holds plus submitted ones), first come first served in batch and task order. Choosing
+  holds plus submitted ones), first come first served in batch and task order — on a
+  Prolific study, the task with the most free slots first, and a new session is sized to
+  the answers left (`study_session_share`), so its places match its answers. Choosing
   and recording the hold happen under a lock on the campaign row, so two participants
   arriving at once never take the last slot twice.
 * A hold is active until its answer arrives, until it is released, or until
@@ -138,13 +140,14 @@ def study_session_open(*, study: Study, worker: Worker, submission_id: str, subm
         "submission_status": submission_status,
     }
     with transaction.atomic():
+        Study.objects.select_for_update().filter(pk=study.pk).first()  # shares are counted one arrival at a time
         session, created = WorkSession.objects.select_for_update().get_or_create(
             study=study,
             worker=worker,
             defaults={
                 "campaign": campaign,
                 "key": uuid.uuid4(),
-                "tasks_target": campaign.tasks_per_session,
+                "tasks_target": study_session_share(study=study, tasks_per_session=campaign.tasks_per_session),
                 **confirmed,
             },
         )
@@ -154,6 +157,37 @@ def study_session_open(*, study: Study, worker: Worker, submission_id: str, subm
             for field, value in confirmed.items():
                 setattr(session, field, value)
     return session
+
+
+def study_session_share(*, study: Study, tasks_per_session: int) -> int:
+    """How many tasks a new session of the study is given: a full session while answers are
+    left for one, the remainder for the last place, so the study's places match its answers
+    (crowd.marketplaces.prolific.study_opening.study_places) and nobody is sized for tasks no
+    one can give them. Answers counted or promised to the sessions working now are not left."""
+    tasks = study.batch.tasks
+    needed = sum(tasks.values_list("assignments_needed", flat=True))
+    counted = TaskHold.objects.filter(
+        task__batch_id=study.batch_id, submitted_at__isnull=False, released_at__isnull=True
+    )
+    working = study.sessions.filter(status=WorkSession.Status.ACTIVE)
+    promised = (
+        sum(working.values_list("tasks_target", flat=True))
+        - TaskHold.objects.filter(session__in=working, submitted_at__isnull=False).count()
+    )
+    left = needed - counted.count() - max(0, promised)
+    return max(1, min(tasks_per_session, tasks.count(), left))
+
+
+def study_slots_free(*, study: Study, now: datetime | None = None) -> int:
+    """Answers the study's sessions can still be handed: free slots of its tasks still on offer
+    (a task whose HIT collected all it will get, rejected answers included, offers none)."""
+    now = now or timezone.now()
+    taken = (
+        TaskHold.objects.filter(_active(now), task=OuterRef("pk")).values("task").annotate(n=Count("pk")).values("n")
+    )
+    tasks = Task.objects.filter(batch_id=study.batch_id, hit__isnull=False, hit__complete=False, hit__deleted=False)
+    slots = tasks.annotate(taken=Coalesce(Subquery(taken), 0)).values_list("assignments_needed", "taken")
+    return sum(max(0, needed - held) for needed, held in slots)
 
 
 def link_session_open(*, link: ParticipantLink, worker: Worker) -> WorkSession:
@@ -276,15 +310,21 @@ def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
     taken = (
         TaskHold.objects.filter(_active(now), task=OuterRef("pk")).values("task").annotate(n=Count("pk")).values("n")
     )
-    return (
+    free = (
         _pool(session)
         .exclude(Exists(worker_holds))
         .exclude(Exists(worker_answers))
         .annotate(taken=Coalesce(Subquery(taken), 0))
         .filter(taken__lt=F("assignments_needed"))
         .only("pk", "assignments_needed")
-        .first()
     )
+    if session.study_id is not None:
+        # A study's sessions take the tasks with the most slots free first, so the slots left
+        # stay spread over many tasks and the last sessions can still be given theirs in full
+        # (first in task order, five sessions would fill the first ten tasks and leave the
+        # sixth three).
+        free = free.annotate(free=F("assignments_needed") - F("taken")).order_by("-free", "position")
+    return free.first()
 
 
 def _done(session: WorkSession) -> int:

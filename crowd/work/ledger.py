@@ -169,7 +169,8 @@ def batch_commitments(*, batch: Batch) -> list[Commitment]:
                 Commitment(
                     reference=places_reference(batch_id=batch.pk, places=opening.places),
                     amount=opening.places * policy.submission_cost(reward=opening.reward),
-                    note=f"{opening.places} {policy.short_name} places at ${opening.reward} a submission, {batch}",
+                    note=f"{opening.places} {policy.short_name} places at {policy.money_wording(opening.reward)} "
+                    f"a submission, {batch}",
                 )
             ]
         )
@@ -192,11 +193,13 @@ def budget_check(*, campaign: Campaign, cost: Decimal, what: str, remedy: str) -
     if money.committed + pending + cost <= money.cap:
         return
     shortfall = money.committed + pending + cost - money.cap
+    policy = channel_policy(campaign.channel)
+    amount = policy.money_wording  # in the channel's currency, two decimals
     raise BudgetExceeded(
-        f"{what} costs ${cost} with {channel_policy(campaign.channel).short_name} fees; ${money.committed} is "
+        f"{what} costs {amount(cost)} with {policy.short_name} fees; {amount(money.committed)} is "
         "already committed"
-        + (f" and ${pending} of bonuses is granted but not paid yet" if pending else "")
-        + f", and the budget cap of campaign {campaign.slug} is ${money.cap}: ${shortfall} short. {remedy}",
+        + (f" and {amount(pending)} of bonuses is granted but not paid yet" if pending else "")
+        + f", and the budget cap of campaign {campaign.slug} is {amount(money.cap)}: {amount(shortfall)} short. {remedy}",
         details={
             "cost": str(cost),
             "committed": str(money.committed),

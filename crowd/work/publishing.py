@@ -334,10 +334,10 @@ def _failed_publish_withdraw(*, batch: Batch, failure: ApplicationError, in_flig
     policy = channel_policy(batch.topic.campaign.channel)
     note = f"{policy.tasks_wording(batch.tasks.filter(hit__isnull=False).count())} of {batch} are out"
     if withdrawal.withdrawn:
-        note += f"; ${withdrawal.withdrawn} committed for the rest was withdrawn"
+        note += f"; {policy.money_wording(withdrawal.withdrawn)} committed for the rest was withdrawn"
     if withdrawal.kept:
         note += (
-            f"; ${withdrawal.kept} stays committed for what may have reached {policy.short_name} before the failure: "
+            f"; {policy.money_wording(withdrawal.kept)} stays committed for what may have reached {policy.short_name} before the failure: "
             "publish again to find it, or expire the batch to release it"
         )
     logger.warning("publishing %s failed: %s %s.", batch, failure.message, note)
@@ -413,7 +413,7 @@ def round_wording(*, topic: Topic, kind: str, results: list[PublishResult]) -> s
     if published:
         cost = sum((result.cost for result in results), ledger.ZERO)
         before = f"; {policy.tasks_wording(already)} were out before" if already else ""
-        done = f"{round_name}: published {policy.tasks_wording(published)} to {where}, ${cost} committed{before}."
+        done = f"{round_name}: published {policy.tasks_wording(published)} to {where}, {policy.money_wording(cost)} committed{before}."
         return f"{done} {policy.after_publish}".strip()
     if already:
         return f"{round_name} already published: {policy.tasks_wording(already)} on {where}; nothing new to publish."

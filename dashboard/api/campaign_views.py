@@ -22,6 +22,7 @@ from annotation.campaigns import campaign_create, campaign_update, campaigns_vis
 from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from annotation.text import normalize_text
+from crowd.channels.settings import campaign_rewards_fit
 from dashboard.api.campaign_serializers import (
     BatchFilterSerializer,
     BatchSerializer,
@@ -110,6 +111,7 @@ class CampaignViewSet(
         form = CampaignCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         campaign = campaign_create(owner=request.user, **form.validated_data)
+        campaign_rewards_fit(campaign=campaign)  # a channel's pay floor: the rewards answered are the ones stored
         body = CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data
         return Response(body, status=status.HTTP_201_CREATED)
 

@@ -142,6 +142,12 @@ class ChannelSerializer(serializers.Serializer):
     channel = serializers.ChoiceField(choices=Campaign.Channel.choices)
     environment = serializers.ChoiceField(choices=Campaign.Environment.choices, required=False)
     tasks_per_session = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    seconds_per_task = serializers.IntegerField(
+        min_value=5,
+        max_value=3600,
+        required=False,
+        help_text="Prolific: seconds one task takes, the estimate its minimum hourly pay is checked at.",
+    )
     prolific_filters = serializers.JSONField(
         required=False,
         help_text="Prolific eligibility filters for every study, as Prolific's API takes them: "

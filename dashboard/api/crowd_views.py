@@ -13,6 +13,7 @@ from annotation.models import Task
 from crowd.channels import settings as channels
 from crowd.channels.links import links
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
+from crowd.marketplaces.prolific.study_opening import seconds_per_task
 from crowd.models import HIT, Assignment, ParticipantLink, Worker, WorkerQuality
 from dashboard.api.campaign_views import CampaignScoped, rows_counted
 from dashboard.api.crowd_serializers import (
@@ -166,5 +167,6 @@ class CampaignChannelView(CampaignScoped, APIView):
             "channel": self.campaign.channel,
             "environment": self.campaign.environment,
             "tasks_per_session": self.campaign.tasks_per_session,
+            "seconds_per_task": seconds_per_task(self.campaign),
             "prolific_filters": campaign_prolific_filters(self.campaign),
         }

@@ -1,6 +1,8 @@
 """What pages say about a campaign's channel, asked of the channel's policy
 (crowd.marketplaces.registry): `{% load channel_wording %}` then `{{ campaign|fees_wording }}`."""
 
+from decimal import Decimal
+
 from django import template
 
 from crowd.marketplaces.base import ChannelPolicy
@@ -35,3 +37,15 @@ def sessions_wording(campaign) -> str:
 @register.simple_tag
 def channel_summaries() -> list[str]:
     return [policy.summary for policy in policies() if policy.summary]
+
+
+@register.filter
+def money(amount, campaign) -> str:
+    """An amount in the campaign's channel currency with two decimals: `{{ cost|money:campaign }}` → "£1.20"."""
+    return channel_policy(campaign.channel).money_wording(amount)
+
+
+@register.filter
+def cents_money(cents, campaign) -> str:
+    """An amount kept in cents, as `money` writes it: `{{ study.reward_cents|cents_money:campaign }}`."""
+    return channel_policy(campaign.channel).money_wording(Decimal(cents or 0) / 100)

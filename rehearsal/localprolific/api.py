@@ -10,6 +10,7 @@ crowd/prolific.py uses, with Prolific's paths, JSON shapes, statuses and error c
     GET   submissions/?study={id}        list (paginated)                   submissions.list
     GET   submissions/{id}/              retrieve                           submissions.get
     POST  submissions/{id}/transition/   {"action": APPROVE|REJECT, ...}    submissions.transition
+    POST  submissions/bulk-approve/      {"submission_ids": [...]} -> 200   submissions.bulk_approve
     POST  submissions/bonus-payments/    set up a bulk bonus -> 201         bonuses.create
     POST  bulk-bonus-payments/{id}/pay/  pay it -> 202, empty               bonuses.pay
     GET   filters/                       the select filters and their choices filters.list
@@ -53,6 +54,7 @@ OPERATIONS = (
     "submissions.list",
     "submissions.get",
     "submissions.transition",
+    "submissions.bulk_approve",
     "bonuses.create",
     "bonuses.pay",
     "filters.list",
@@ -90,7 +92,7 @@ def endpoint(**operations: str):
                 return _answer_error(INTERNAL)
             if payload is None:
                 return HttpResponse(status=status)
-            return JsonResponse(payload, status=status)
+            return JsonResponse(payload, status=status, safe=False)
 
         return view
 
@@ -157,6 +159,13 @@ def submission_transition(request, *, researcher, body, now, submission_id):
         researcher=researcher, submission_id=submission_id, data=body, now=now
     )
     return 200, wire.transition_json(submission)
+
+
+@endpoint(POST="submissions.bulk_approve")
+def submissions_bulk_approve(request, *, researcher, body, now):
+    """Prolific answers a sentence, not the submissions (api-reference/submissions/bulk-approve-submissions)."""
+    submissions.submissions_bulk_approve(researcher=researcher, data=body, now=now)
+    return 200, "The request to bulk approve has been made successfully."
 
 
 @endpoint(POST="bonuses.create")

@@ -20,6 +20,9 @@ For tests and rehearsals only; JSON in and out, no token, no CSRF. Refusals are
               same submission (200). 409 study_not_active | places_exhausted | already_taken_part.
     POST   /localprolific/_control/submissions/<submission id>/return     -> 200 {"id", "status": "RETURNED", ...}
     POST   /localprolific/_control/submissions/<submission id>/time-out   -> 200 {"id", "status": "TIMED-OUT", ...}
+    POST   /localprolific/_control/submissions/<submission id>/partially-approve
+           -> 200 {"id", "status": "PARTIALLY APPROVED", ...}   (from AWAITING REVIEW; Prolific does it
+              through a completion code set up for partial approval)
     GET    /localprolific/_control/bonuses?study=<study id>
            -> {"bulk_bonuses": [{"id", "study_id", "amount", "fees", "pay_requests", "entries"}],
                "payments": [{"bulk_id", "study_id", "participant_id", "submission_id", "amount", "paid_at"}]}
@@ -91,6 +94,17 @@ def submission_return(request, submission_id):
 @require_POST
 def submission_time_out(request, submission_id):
     return _release(submission_id, Submission.Status.TIMED_OUT)
+
+
+@csrf_exempt
+@require_POST
+def submission_partially_approve(request, submission_id):
+    try:
+        with transaction.atomic():
+            submission = submissions.submission_partially_approve(submission_id=submission_id, now=timezone.now())
+    except ParticipantError as exc:
+        return JsonResponse(exc.as_dict(), status=exc.http_status)
+    return JsonResponse(wire.submission_short_json(submission))
 
 
 @require_GET

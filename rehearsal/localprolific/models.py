@@ -73,6 +73,8 @@ class SubmissionStatus(models.TextChoices):
     TIMED_OUT = "TIMED-OUT"
     AWAITING_REVIEW = "AWAITING REVIEW"
     APPROVED = "APPROVED"
+    # A share of the reward paid, through a completion code set up for it (transition-submission).
+    PARTIALLY_APPROVED = "PARTIALLY APPROVED"
     RETURNED = "RETURNED"
     REJECTED = "REJECTED"
 
@@ -83,17 +85,21 @@ _HOLDING = (
     SubmissionStatus.ACTIVE,
     SubmissionStatus.AWAITING_REVIEW,
     SubmissionStatus.APPROVED,
+    SubmissionStatus.PARTIALLY_APPROVED,
 )
+# Submissions paid from the study's reserve (in full here: see charges.py).
+_PAID = (SubmissionStatus.APPROVED, SubmissionStatus.PARTIALLY_APPROVED)
 
 
 class Submission(models.Model):
     Status = SubmissionStatus
     HOLDING = _HOLDING
+    PAID = _PAID
 
     submission_id = models.CharField(max_length=24, unique=True, default=new_object_id)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="submissions")
     participant_id = models.CharField(max_length=64, db_index=True, help_text="Prolific's are 24 hex digits.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     started_at = models.DateTimeField()
     completed_at = models.DateTimeField(null=True, blank=True)
     study_code = models.CharField(max_length=64, blank=True)

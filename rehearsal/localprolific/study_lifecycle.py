@@ -12,9 +12,9 @@ and, by themselves (`study_refresh`, after every submission change):
 
 Publishing is immediate here (Prolific passes through PUBLISHING); nothing is scheduled.
 After publishing only `internal_name` and a larger `total_available_places` can be patched.
-Required fields and value sets follow docs.prolific.com; the minimum reward (8.00 an hour
-in the workspace currency, Prolific's published minimum of $8) is checked when a study is
-created or its reward or time changes. Every function here runs inside the caller's
+Required fields and value sets follow docs.prolific.com; the minimum reward (Prolific's
+published £6.00 / $8.00 an hour, in the workspace currency, settings.PROLIFIC_CURRENCY) is
+checked when a study is created or its reward or time changes. Every function here runs inside the caller's
 transaction and locks the study it changes.
 """
 
@@ -22,7 +22,10 @@ from datetime import datetime
 from decimal import Decimal
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db.models import Count, Q
+
+from crowd.marketplaces.prolific.wire import MIN_HOURLY
 
 from .errors import invalid, not_allowed_now, not_found
 from .models import Researcher, Study, Submission
@@ -42,7 +45,6 @@ CODE_TYPES = (
 CODE_ACTIONS = ("MANUALLY_REVIEW", "AUTOMATICALLY_APPROVE")  # the subset the local endpoint carries out
 DEVICES = ("desktop", "tablet", "mobile")
 PARTICIPANT_PLACEHOLDER = "{{%PROLIFIC_PID%}}"
-MINIMUM_CENTS_PER_HOUR = 800
 MAX_NAME_LENGTH = 255  # our column sizes; Prolific's own limits are not documented
 MAX_CODE_LENGTH = 64
 EDITABLE_AFTER_PUBLISHING = ("internal_name", "total_available_places")
@@ -177,7 +179,7 @@ def places(study: Study) -> dict:
         taken=Count("pk", filter=Q(status__in=Submission.HOLDING)),
         working=Count("pk", filter=Q(status__in=(S.RESERVED, S.ACTIVE))),
         waiting=Count("pk", filter=Q(status=S.AWAITING_REVIEW)),
-        approved=Count("pk", filter=Q(status=S.APPROVED)),
+        approved=Count("pk", filter=Q(status__in=Submission.PAID)),
         all=Count("pk"),
     )
 
@@ -257,9 +259,8 @@ def _consistency_check(study: Study) -> None:
     if study.maximum_allowed_time is not None and study.maximum_allowed_time < study.estimated_completion_time:
         errors["maximum_allowed_time"] = ["Cannot be shorter than the estimated completion time."]
     per_hour = Decimal(study.reward) * 60 / study.estimated_completion_time
-    if per_hour < MINIMUM_CENTS_PER_HOUR:
-        errors["reward"] = [
-            f"The reward per hour ({per_hour / 100:.2f}) is below the minimum of {MINIMUM_CENTS_PER_HOUR / 100:.2f}."
-        ]
+    minimum = MIN_HOURLY[settings.PROLIFIC_CURRENCY] * 100
+    if per_hour < minimum:
+        errors["reward"] = [f"The reward per hour ({per_hour / 100:.2f}) is below the minimum of {minimum / 100:.2f}."]
     if errors:
         raise invalid(errors)

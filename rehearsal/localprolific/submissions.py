@@ -185,6 +185,73 @@ def submission_transition(*, researcher: Researcher, submission_id: str, data: d
     return submission
 
 
+BULK_APPROVE_MAX = 1000  # Prolific's recommended maximum of ids per call
+
+
+def submissions_bulk_approve(*, researcher: Researcher, data: dict, now: datetime) -> int:
+    """POST submissions/bulk-approve/ with `submission_ids` (or `study_id` and
+    `participant_ids`, Prolific's other variant): every one of them approved, or none (a
+    refusal names each that cannot be). Already approved ones are left as they are, like a
+    repeated transition. The number approved now."""
+    rows = Submission.objects.select_related("study").filter(study__researcher=researcher)
+    if "submission_ids" in data:
+        ids = data["submission_ids"]
+        key = "submission_ids"
+    elif "study_id" in data and "participant_ids" in data:
+        ids = data["participant_ids"]
+        key = "participant_ids"
+        rows = rows.filter(study__study_id=data["study_id"])
+    else:
+        raise invalid("Give submission_ids, or study_id and participant_ids.")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        raise invalid({key: ["A non-empty list of ids."]})
+    if len(ids) > BULK_APPROVE_MAX:
+        raise invalid({key: [f"At most {BULK_APPROVE_MAX} ids per request."]})
+    field = "submission_id" if key == "submission_ids" else "participant_id"
+    found = {getattr(row, field): row for row in rows.filter(**{f"{field}__in": ids})}
+    problems = [f"{i}: no such submission" for i in ids if i not in found]
+    problems += [
+        f"{i}: {found[i].status}, not awaiting review"
+        for i in ids
+        if i in found and found[i].status not in (S.AWAITING_REVIEW, S.APPROVED)
+    ]
+    if problems:
+        raise not_allowed_now("Nothing was approved. " + "; ".join(problems) + ".")
+    waiting = [row for row in found.values() if row.status == S.AWAITING_REVIEW]
+    for study_pk in sorted({row.study_id for row in waiting}):
+        study = Study.objects.select_for_update().get(pk=study_pk)
+        mine = [row.pk for row in waiting if row.study_id == study_pk]
+        Submission.objects.filter(pk__in=mine).update(status=S.APPROVED, reviewed_at=now)
+        study_refresh(study=study)
+    return len(waiting)
+
+
+def submission_partially_approve(*, submission_id: str, now: datetime) -> Submission:
+    """A submission awaiting review paid a share of its reward (at Prolific: a completion code
+    set up for partial approval). For rehearsals: the control endpoint sets it."""
+    try:
+        submission = Submission.objects.select_related("study").get(submission_id=submission_id)
+    except Submission.DoesNotExist:
+        raise ParticipantError(
+            f"Submission {submission_id} does not exist.",
+            code="submission_not_found",
+            http_status=status.HTTP_404_NOT_FOUND,
+        ) from None
+    study = Study.objects.select_for_update().get(pk=submission.study_id)
+    submission.refresh_from_db()
+    if submission.status == S.PARTIALLY_APPROVED:
+        return submission
+    if submission.status != S.AWAITING_REVIEW:
+        raise ParticipantError(
+            f"Submission {submission_id} is {submission.status}; only one awaiting review can be partially approved.",
+            code="submission_not_open",
+        )
+    submission.status, submission.reviewed_at = S.PARTIALLY_APPROVED, now
+    submission.save(update_fields=["status", "reviewed_at"])
+    study_refresh(study=study)
+    return submission
+
+
 def _rejection_check(data: dict) -> None:
     errors = {}
     message = data.get("message")

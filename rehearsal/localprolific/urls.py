@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/v1/studies/<str:study_id>/submissions/", api.study_submissions, name="study-submissions"),
     path("api/v1/submissions/", api.submissions_collection, name="submissions"),
     path("api/v1/submissions/bonus-payments/", api.bonus_create, name="bonus-payments"),
+    path("api/v1/submissions/bulk-approve/", api.submissions_bulk_approve, name="submissions-bulk-approve"),
     path("api/v1/submissions/<str:submission_id>/", api.submission_detail, name="submission"),
     path("api/v1/submissions/<str:submission_id>/transition/", api.submission_transition, name="submission-transition"),
     path("api/v1/bulk-bonus-payments/<str:bonus_id>/pay/", api.bonus_pay, name="bonus-pay"),
@@ -22,6 +23,11 @@ urlpatterns = [
     path("_control/submissions/<str:submission_id>/return", control_views.submission_return, name="control-return"),
     path(
         "_control/submissions/<str:submission_id>/time-out", control_views.submission_time_out, name="control-time-out"
+    ),
+    path(
+        "_control/submissions/<str:submission_id>/partially-approve",
+        control_views.submission_partially_approve,
+        name="control-partially-approve",
     ),
     path("_control/bonuses", control_views.bonuses_control, name="control-bonuses"),
     path("_control/charges", control_views.charges_control, name="control-charges"),

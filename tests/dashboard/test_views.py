@@ -345,8 +345,10 @@ def test_prolific_pay_under_the_minimum_is_said_in_place_of_the_publish_button(o
     clicked = owner_client.post(url).content.decode()
 
     for shown in (page, clicked):
-        assert "for about 8 minutes, 3.75 an hour; Prolific&#x27;s minimum is 8.00 an hour" in shown
-        assert "Raise the likert reward to at least 0.11" in shown
+        assert "pays $0.50 for about 8 minutes (45 s per task), $3.75 an hour" in shown
+        assert "Prolific&#x27;s minimum is $8.00 an hour" in shown
+        assert "Raise the likert reward to at least $0.11" in shown
+        assert "Seconds per task (Prolific) on the campaign&#x27;s Channel page" in shown
         assert '<button type="submit">Publish' not in shown
     # Refused before the round is built: the description stays editable, nothing is committed.
     assert not Batch.objects.exists() and not LedgerEntry.objects.exists() and not HIT.objects.exists()

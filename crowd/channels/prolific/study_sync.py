@@ -9,10 +9,14 @@ bookkeeping (crowd.sessions.holds) and the ledger:
 * a session Prolific does not list (opened before arrivals were checked) is withdrawn: its
   tasks freed, its answers unverified;
 * a returned or timed-out submission abandons its session, which frees its task;
-* a finished session's submission is approved once every answer in it is reviewed, or
-  rejected when every answer was rejected; an approved submission is money spent;
-* every place used, nobody working and answers still missing: more places, committed
-  first (refused, and logged, over the budget cap);
+* a finished session's submission is approved once every answer in it is reviewed (the
+  study's approvals in one bulk call), or rejected when every answer was rejected; an
+  approved submission is money spent, a partially approved one (a completion code set up
+  for it at Prolific) too, booked at the whole reward, the most it can cost;
+* every place used, nobody working and answers still missing: more places are asked of the
+  researcher (crowd.channels.prolific.raises: beyond the publish quote, nothing is raised
+  without their recorded yes), then committed (refused, and logged, over the budget cap)
+  and raised;
 * a study whose batch ended is stopped; once Prolific completes it, the places no approved
   submission used are released.
 """
@@ -20,15 +24,24 @@ bookkeeping (crowd.sessions.holds) and the ledger:
 import logging
 import math
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign
+from crowd.channels.prolific import raises
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
 from crowd.marketplaces.prolific.participants import NOT_LISTED, ParticipantNotListed, participant_submission
-from crowd.marketplaces.prolific.wire import IN_PROGRESS, STOPPED, RemoteSubmission, StudyStatus, SubmissionStatus
+from crowd.marketplaces.prolific.wire import (
+    IN_PROGRESS,
+    PAID,
+    STOPPED,
+    RemoteSubmission,
+    StudyStatus,
+    SubmissionStatus,
+)
 from crowd.models import Assignment, Study, TaskHold, WorkSession, session_confirmed
 from crowd.sessions import holds
 from crowd.work import ledger
@@ -36,7 +49,11 @@ from crowd.work import ledger
 logger = logging.getLogger(__name__)
 
 REJECTION_CATEGORY = "LOW_EFFORT"
+APPROVE = "approve"  # what _submission_apply returns for a submission to approve in bulk
+# A bulk approval Prolific still lists as awaiting review after this long is sent again.
+RESEND_AFTER = timedelta(minutes=10)
 ABANDONED_STATUSES = (SubmissionStatus.RETURNED, SubmissionStatus.TIMED_OUT)
+PLACE_FREED = (*ABANDONED_STATUSES, SubmissionStatus.REJECTED)
 
 
 @dataclass
@@ -78,21 +95,27 @@ def studies_sync(*, now=None) -> StudiesReport:
         by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
         approved = 0
         listed: set[str] = set()
+        to_approve: list[tuple[WorkSession, RemoteSubmission]] = []
         for submission in client.submissions_list(study.study_id):
             listed.add(submission.participant_id)
             session = by_participant.get(submission.participant_id)
             status = submission.status
             if session is not None:
                 status = _submission_apply(
-                    client=client, study=study, session=session, submission=submission, report=report
+                    client=client, study=study, session=session, submission=submission, report=report, now=now
                 )
-            if status == SubmissionStatus.APPROVED:
-                # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval).
+            if status == APPROVE:
+                to_approve.append((session, submission))  # type: ignore[arg-type]
+            elif status in PAID:
+                # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval); a
+                # partial approval pays a share of the reward, booked at the whole (the most it costs).
                 ledger.submission_paid(study=study, submission_id=submission.id)
                 approved += 1
+        approved += _submissions_approve(client=client, study=study, approvals=to_approve, report=report, now=now)
         _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
         _places_top_up(client=client, study=study)
         if study.batch.status in (Batch.Status.COMPLETE, Batch.Status.EXPIRED):
+            raises.raises_drop(study=study)  # the batch ended without them
             _study_stop(client=client, study=study, report=report)
         if study.status == StudyStatus.COMPLETED:
             ledger.study_closed(study=study, approved=approved)
@@ -140,37 +163,106 @@ def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport) 
 
 
 def _places_top_up(*, client: ProlificClient, study: Study) -> None:
-    """Every place is used, nobody is working, and tasks still need answers (some
-    participants were excluded, or did fewer tasks than planned): open more places."""
+    """Every place is used, nobody is working, and tasks still need answers (some answers
+    were rejected, or sessions did fewer tasks than planned): more places are beyond the
+    quote, so they are asked of the researcher first (crowd.channels.prolific.raises) and
+    opened only once approved, committed before Prolific is asked."""
     if study.batch.status != Batch.Status.PUBLISHED or study.sessions.filter(status=WorkSession.Status.ACTIVE).exists():
         return
-    used = study.sessions.filter(session_confirmed()).count()  # Prolific's places, not invented ones
+    # Places Prolific holds: confirmed sessions (not invented ones) whose submission still keeps
+    # its place — a returned, timed-out or rejected one is reopened by Prolific for someone else,
+    # its money committed already, so it asks for no new place.
+    used = study.sessions.filter(session_confirmed()).exclude(submission_status__in=PLACE_FREED).count()
     if used < study.places:
         return
-    taken = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
-    counted = taken.exclude(
-        Exists(Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED))
-    ).count()
-    missing = sum(study.batch.tasks.values_list("assignments_needed", flat=True)) - counted
+    # Answers still to collect that a new session could be handed (a rejected answer's task
+    # collected all it will get: the workflow does not ask for it again, so neither do places).
+    missing = holds.study_slots_free(study=study)
     if missing <= 0:
         return
+    needed = sum(study.batch.tasks.values_list("assignments_needed", flat=True))
+    submitted = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
+    rejected = Exists(
+        Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED)
+    )
     per_session = max(1, min(study.batch.topic.campaign.tasks_per_session, study.batch.tasks.count()))
     total = study.places + math.ceil(missing / per_session)
+    reason = _raise_reason(study=study, needed=needed, missing=missing, rejected=submitted.filter(rejected).count())
+    wanted = raises.raise_request(study=study, places=total, missing=missing, reason=reason)
+    if wanted.approved_at is None:
+        logger.info("study %s: %d answers still missing; more places wait for the researcher's yes", study, missing)
+        return
+    if wanted.places_to <= study.places:  # approved for places the study has already
+        raises.raise_done(places_raise=wanted)
+        return
     try:
-        ledger.study_places_commit(study=study, places=total)
+        ledger.study_places_commit(study=study, places=wanted.places_to)
     except ledger.BudgetExceeded as refused:
         logger.warning("study %s: %d answers still missing, places not raised: %s", study, missing, refused.message)
         return
-    remote = client.study_places_increase(study.study_id, total)
-    Study.objects.filter(pk=study.pk).update(places=total, status=remote.status)
-    study.places, study.status = total, remote.status
-    logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, total)
+    remote = client.study_places_increase(study.study_id, wanted.places_to)
+    Study.objects.filter(pk=study.pk).update(places=wanted.places_to, status=remote.status)
+    study.places, study.status = wanted.places_to, remote.status
+    raises.raise_done(places_raise=wanted)
+    logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, study.places)
+
+
+def _raise_reason(*, study: Study, needed: int, missing: int, rejected: int) -> str:
+    """Why places are wanted, in the researcher's terms: what is missing and what used the places."""
+    sessions = study.sessions.filter(session_confirmed(), status=WorkSession.Status.FINISHED)
+    short = sum(
+        1 for session in sessions if session.holds.filter(submitted_at__isnull=False).count() < session.tasks_target
+    )
+    causes = []
+    if short:
+        causes.append(
+            f"{short} session{'s' if short != 1 else ''} ended with fewer tasks than {'they were' if short != 1 else 'it was'} "
+            "sized for: no task was free for the participant when they asked"
+        )
+    if rejected:
+        causes.append(f"{rejected} answer{'s' if rejected != 1 else ''} rejected by quality control, not asked again")
+    because = f" ({'; '.join(causes)})" if causes else ""
+    return (
+        f"{missing} of {needed} answers of {study.batch} are still to collect after all {study.places} places were "
+        f"used{because}."
+    )
+
+
+def _submissions_approve(
+    *,
+    client: ProlificClient,
+    study: Study,
+    approvals: list[tuple[WorkSession, RemoteSubmission]],
+    report: StudiesReport,
+    now,
+) -> int:
+    """Approve the reviewed sessions' submissions in one bulk call (Prolific's bulk approval,
+    which its high-load guide asks for over one call each), then record them as approved and
+    paid; how many. A failed call records nothing: the next sync sends them again."""
+    if not approvals:
+        return 0
+    client.submissions_approve([submission.id for _, submission in approvals])
+    for session, submission in approvals:
+        first = session.reviewed_at is None
+        WorkSession.objects.filter(pk=session.pk).update(
+            reviewed_at=session.reviewed_at or now, submission_status=SubmissionStatus.APPROVED
+        )
+        ledger.submission_paid(study=study, submission_id=submission.id)
+        report.approved += first
+    return len(approvals)
 
 
 def _submission_apply(
-    *, client: ProlificClient, study: Study, session: WorkSession, submission: RemoteSubmission, report: StudiesReport
+    *,
+    client: ProlificClient,
+    study: Study,
+    session: WorkSession,
+    submission: RemoteSubmission,
+    report: StudiesReport,
+    now,
 ) -> str:
-    """Bring the session in step with its submission; the submission's status afterwards."""
+    """Bring the session in step with its submission; the submission's status afterwards, or
+    APPROVE when it is to be approved (in one bulk call with the study's others)."""
     status = submission.status
     if session.submission_id != submission.id or session.submission_status != status:
         WorkSession.objects.filter(pk=session.pk).update(submission_id=submission.id, submission_status=status)
@@ -178,12 +270,18 @@ def _submission_apply(
         holds.session_abandon(session)
         report.abandoned += 1
         return status
-    if status in (SubmissionStatus.APPROVED, SubmissionStatus.REJECTED) and session.reviewed_at is None:
-        # Decided at Prolific (by us in a run that died before recording it, or by hand).
+    if (status in PAID or status == SubmissionStatus.REJECTED) and session.reviewed_at is None:
+        # Decided at Prolific (by us in a run that died before recording it, by hand, or a
+        # partial approval through a completion code).
         WorkSession.objects.filter(pk=session.pk).update(reviewed_at=timezone.now())
         return status
-    if status != SubmissionStatus.AWAITING_REVIEW or session.reviewed_at is not None:
+    if status != SubmissionStatus.AWAITING_REVIEW:
         return status
+    if session.reviewed_at is not None:
+        # Approved by us, and Prolific still lists it awaiting review: its bulk approval is in
+        # progress, or was lost; sent again after a while (approving twice changes nothing).
+        waited = session.submission_status == SubmissionStatus.APPROVED and now - session.reviewed_at > RESEND_AFTER
+        return APPROVE if waited else status
     answers = Assignment.objects.filter(
         worker_id=session.worker_id,
         assignment_id__in=session.holds.filter(submitted_at__isnull=False).values("assignment_id"),
@@ -199,9 +297,7 @@ def _submission_apply(
         report.rejected += 1
         new_status = SubmissionStatus.REJECTED
     else:
-        client.submission_approve(submission.id)
-        report.approved += 1
-        new_status = SubmissionStatus.APPROVED
+        return APPROVE
     WorkSession.objects.filter(pk=session.pk).update(reviewed_at=timezone.now(), submission_status=new_status)
     return new_status
 

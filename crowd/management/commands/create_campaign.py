@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.campaigns import campaign_create
 from annotation.models import Campaign
 from config.errors import ApplicationError
+from crowd.channels.settings import campaign_rewards_fit
 from crowd.marketplaces.registry import channel_offers, channel_policy
 
 
@@ -51,15 +52,19 @@ class Command(BaseCommand):
             campaign = campaign_create(slug=slug, name=name, description=description, owner=user, **extra)
         except ApplicationError as error:
             raise CommandError(error.message) from None
+        raised = campaign_rewards_fit(campaign=campaign)
         campaign.refresh_from_db()
         policy = channel_policy(campaign.channel)
         consent = "with a consent page" if campaign.consent_text else "no consent page"
         self.stdout.write(
             self.style.SUCCESS(
                 f"Created campaign {campaign.slug!r} ({campaign.name}) on {policy.offered_label}, "
-                f"{policy.environment_label(campaign.environment)}; budget cap ${campaign.budget_cap}; {consent}."
+                f"{policy.environment_label(campaign.environment)}; budget cap "
+                f"{policy.money_wording(campaign.budget_cap)}; {consent}."
             )
         )
+        if raised:
+            self.stdout.write(raised)
         self.stdout.write(
             f"Next: python manage.py import_propositions FILE --campaign {campaign.slug} --topics TOPICS_FILE"
         )

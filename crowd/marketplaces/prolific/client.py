@@ -43,6 +43,14 @@ Verified in Prolific's documentation (docs.prolific.com, read 2026):
   participant_id, status, started_at, completed_at, study_code; the session id is the
   submission id. Statuses RESERVED, ACTIVE, TIMED-OUT, AWAITING REVIEW, APPROVED, RETURNED,
   REJECTED, SCREENED OUT (/api-reference/submissions/submission-object, get-submissions).
+* POST submissions/bulk-approve/ {"submission_ids": [...]} approves many at once (Prolific
+  recommends submission ids over the study-and-participants variant, at most 1,000 a call);
+  it answers that the approval is in progress (/api-reference/submissions/bulk-approve-submissions).
+  The high-load guide asks for bulk endpoints for payment operations, which contend for the
+  workspace's wallet (/documentation/core-concepts/managing-high-loads).
+* Submission statuses also include PARTIALLY APPROVED, reached only through a completion code
+  set up for it (/api-reference/submissions/transition-submission; studies/count-study-
+  submissions-by-status). Salience creates no such code; one set by hand is read as decided.
 * POST submissions/{id}/transition/ {"action": "APPROVE" | "REJECT", "message",
   "rejection_category"}: message and category required to reject, the message at least 100
   characters; the call is idempotent (/api-reference/submissions/transition-submission).
@@ -106,6 +114,8 @@ logger = logging.getLogger(__name__)
 
 PRODUCTION_API_HOST = "api.prolific.com"
 PAGE_SIZE = 100
+# Prolific recommends at most 1,000 submission ids per bulk approval (submissions/bulk-approve-submissions).
+BULK_APPROVE_MAX = 1000
 # Longer than this and the caller's own retry (a Celery task) should take over.
 MAX_RETRY_AFTER_SECONDS = 30.0
 
@@ -524,6 +534,21 @@ class ProlificClient:
         rejection_check(message=message, category=category)
         body = {"action": "REJECT", "message": message, "rejection_category": category}
         return self._submission_transition(submission_id, body=body, done=SubmissionStatus.REJECTED)
+
+    def submissions_approve(self, submission_ids: list[str]) -> None:
+        """Approve many submissions in one call (POST submissions/bulk-approve/ with
+        `submission_ids`, the variant Prolific recommends, at most BULK_APPROVE_MAX a call).
+        Prolific answers that the approval is in progress, not what it did: the caller reads
+        the submissions back at its next sync. Approving an approved submission again is a
+        no-op at Prolific, so a lost answer is retried."""
+        ids = list(dict.fromkeys(submission_ids))
+        for start in range(0, len(ids), BULK_APPROVE_MAX):
+            self._send(
+                "POST",
+                "submissions/bulk-approve/",
+                operation="bulk approve submissions",
+                json={"submission_ids": ids[start : start + BULK_APPROVE_MAX]},
+            )
 
     def _submission_transition(self, submission_id: str, *, body: dict[str, str], done: str) -> RemoteSubmission:
         operation = f"{body['action'].lower()} submission"

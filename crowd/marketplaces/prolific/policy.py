@@ -3,10 +3,12 @@
 Prolific pays per submission: one participant's whole session, at the study's reward (tasks
 per session × the task's reward), plus its service fee (settings.PROLIFIC_SERVICE_FEE_RATE,
 42.8 % for companies), rounded half-up to the cent with no minimum, as the local endpoint
-(rehearsal/localprolific/) charges. Bonuses carry the same fee. It has no sandbox.
+(rehearsal/localprolific/) charges. Bonuses carry the same fee. It has no sandbox. Amounts are
+in the workspace's currency (settings.PROLIFIC_CURRENCY, GBP or USD), and so is its minimum
+pay, £6.00 / $8.00 an hour (researcher-help, "Prolific's payment principles").
 """
 
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 
@@ -16,14 +18,21 @@ from crowd.marketplaces.base import ChannelPolicy, Opening, PaymentUnit, fee
 from crowd.marketplaces.prolific.participants import NOT_LISTED
 from crowd.marketplaces.prolific.study_opening import (
     completion_url,
+    seconds_per_task,
     session_minutes,
     session_reward_cents,
     study_places,
 )
+from crowd.marketplaces.prolific.wire import CURRENCY_SYMBOLS, MIN_HOURLY
 from crowd.models import Study, WorkSession
 
-# Prolific's published minimum pay, in the workspace currency per hour.
-PROLIFIC_MIN_HOURLY = Decimal("8.00")
+# Where the estimate behind the pay check is changed, as the refusal names it.
+SECONDS_FIELD = "Seconds per task (Prolific) on the campaign's Channel page"
+
+
+def min_hourly() -> Decimal:
+    """Prolific's minimum pay per hour in the workspace's currency."""
+    return MIN_HOURLY[settings.PROLIFIC_CURRENCY]
 
 
 class ProlificPolicy(ChannelPolicy):
@@ -40,6 +49,11 @@ class ProlificPolicy(ChannelPolicy):
     page_sections = ("studies",)
     session_unconfirmed_wording = NOT_LISTED
     after_publish = "Participants reach the tasks from the study on Prolific; the Channel page lists its studies."
+    quote_wording = (
+        "This is the most the round commits: sessions are sized so its places give the answers it needs. If "
+        "answers are still missing once every place is used (rejected answers, participants who left), more "
+        "places are asked of you on the campaign page, with the reason and the cost, and opened only after your yes."
+    )
 
     def environment_choose(self, requested: str | None) -> str:
         # Prolific has no sandbox: rehearse on the local endpoint.
@@ -88,20 +102,29 @@ class ProlificPolicy(ChannelPolicy):
             )
         self.pay_check(campaign=campaign, kind=kind)
 
+    @property
+    def currency_symbol(self) -> str:  # type: ignore[override]
+        return CURRENCY_SYMBOLS[settings.PROLIFIC_CURRENCY]
+
+    def rewards_floor(self, *, campaign: Campaign) -> Decimal:
+        """The least task reward whose session pays Prolific's hourly minimum at the estimated
+        time (rounded up to the cent)."""
+        minutes = session_minutes(campaign)
+        return (min_hourly() * minutes / 60 / campaign.tasks_per_session).quantize(Decimal("0.01"), rounding=ROUND_UP)
+
     def pay_check(self, *, campaign: Campaign, kind: str) -> None:
         """Prolific refuses studies that pay less than its hourly minimum: say so before
-        anything is committed, with the figures to change."""
+        anything is committed, with the figures to change and where to change them."""
         minutes = session_minutes(campaign)
         per_session = Decimal(session_reward_cents(campaign, kind)) / 100
         hourly = (per_session * 60 / minutes).quantize(Decimal("0.01"))
-        if hourly < PROLIFIC_MIN_HOURLY:
-            needed = (PROLIFIC_MIN_HOURLY * minutes / 60 / campaign.tasks_per_session).quantize(
-                Decimal("0.01"), rounding="ROUND_UP"
-            )
+        if hourly < min_hourly():
+            money = self.money_wording
             raise ApplicationError(
-                f"A session of {campaign.tasks_per_session} {kind} tasks at {campaign.reward_for(kind)} each pays "
-                f"{per_session} for about {minutes} minutes, {hourly} an hour; Prolific's minimum is "
-                f"{PROLIFIC_MIN_HOURLY} an hour. Raise the {kind} reward to at least {needed}, or set a shorter time "
-                "per task in the campaign's channel settings.",
+                f"A session of {campaign.tasks_per_session} {kind} tasks at {money(campaign.reward_for(kind))} each "
+                f"pays {money(per_session)} for about {minutes} minutes ({seconds_per_task(campaign)} s per task), "
+                f"{money(hourly)} an hour; Prolific's minimum is {money(min_hourly())} an hour. Raise the {kind} "
+                f"reward to at least {money(self.rewards_floor(campaign=campaign))} on the campaign's Settings page, "
+                f"or lower {SECONDS_FIELD} if tasks take less time.",
                 code="reward_below_minimum",
             )

@@ -46,9 +46,13 @@ def study_places(batch: Batch, tasks_per_session: int) -> int:
     return max(1, math.ceil(sum(needed) / per_session))
 
 
+def seconds_per_task(campaign: Campaign) -> int:
+    """The estimate of a task's time (the Channel page's "Seconds per task")."""
+    return int(campaign.channel_settings.get("prolific", {}).get("seconds_per_task", DEFAULT_SECONDS_PER_TASK))
+
+
 def session_minutes(campaign: Campaign) -> int:
-    seconds = int(campaign.channel_settings.get("prolific", {}).get("seconds_per_task", DEFAULT_SECONDS_PER_TASK))
-    return max(1, math.ceil(campaign.tasks_per_session * seconds / 60))
+    return max(1, math.ceil(campaign.tasks_per_session * seconds_per_task(campaign) / 60))
 
 
 def study_open(*, batch: Batch, environment: str) -> Study:

@@ -32,6 +32,10 @@ REJECTION_CATEGORIES = (
     "UNSUPP_DEVICE",
     "OTHER",
 )
+# Prolific's minimum pay per hour in a workspace's currency (researcher-help, "Prolific's
+# payment principles": £6.00 / $8.00), and how amounts in it are written.
+MIN_HOURLY = {"GBP": Decimal("6.00"), "USD": Decimal("8.00")}
+CURRENCY_SYMBOLS = {"GBP": "£", "USD": "$"}
 _COMPLETION_CODE = re.compile(r"^[A-Za-z0-9]{1,64}$")
 
 
@@ -51,6 +55,8 @@ class SubmissionStatus:
     TIMED_OUT = "TIMED-OUT"
     AWAITING_REVIEW = "AWAITING REVIEW"
     APPROVED = "APPROVED"
+    # Paid a share of the reward, through a completion code set up for it (Salience sets none).
+    PARTIALLY_APPROVED = "PARTIALLY APPROVED"
     RETURNED = "RETURNED"
     REJECTED = "REJECTED"
     SCREENED_OUT = "SCREENED OUT"
@@ -58,6 +64,8 @@ class SubmissionStatus:
 
 # A place Prolific holds for the participant right now (RESERVED: taken, not yet opened).
 IN_PROGRESS = (SubmissionStatus.RESERVED, SubmissionStatus.ACTIVE)
+# Decided and paid by Prolific (in full, or a share of the reward).
+PAID = (SubmissionStatus.APPROVED, SubmissionStatus.PARTIALLY_APPROVED)
 PUBLISHED = (StudyStatus.PUBLISHING, StudyStatus.SCHEDULED, StudyStatus.ACTIVE)
 STOPPED = (StudyStatus.AWAITING_REVIEW, StudyStatus.COMPLETED)
 

@@ -133,10 +133,11 @@ def test_a_crash_between_study_creation_and_publication_is_picked_up(local_proli
 def test_pay_below_prolifics_minimum_is_refused_before_anything_is_written(local_prolific):
     batch = prolific_batch(likert_reward=D("0.05"))
 
-    with pytest.raises(ApplicationError, match=r"Prolific's minimum is 8\.00 an hour") as refused:
+    with pytest.raises(ApplicationError, match=r"Prolific's minimum is \$8\.00 an hour") as refused:
         batch_publish(batch_id=batch.pk)
 
-    assert "Raise the likert reward to at least 0.14" in refused.value.message
+    assert "Raise the likert reward to at least $0.14 on the campaign's Settings page" in refused.value.message
+    assert "Seconds per task (Prolific) on the campaign's Channel page" in refused.value.message
     assert not LedgerEntry.objects.exists() and not HIT.objects.exists() and not Study.objects.exists()
 
 
