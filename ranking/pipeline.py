@@ -28,7 +28,7 @@ from django.utils import timezone
 from annotation.batching import batch_status_move, comparison_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from crowd.models import HIT, Comparison, LikertLabel, counted
-from crowd.work.sync import hit_collected
+from crowd.work.status import hit_collected
 from ranking import rating, selection, stats
 from ranking.export import ranked_propositions, ranking_order
 from ranking.likert import likert_means, top_k_with_ties
