@@ -58,7 +58,6 @@ class PublishPlan:
     batch: Batch
     hits: int  # tasks without a HIT yet
     cost: Decimal  # their full cost, fees included
-    money: ledger.Money  # the campaign's figures before publishing
 
 
 @dataclass(frozen=True)
@@ -151,10 +150,18 @@ def _unpublished(batch: Batch):
 
 def publish_plan(*, batch: Batch) -> PublishPlan:
     """How many HITs publishing `batch` creates and what they cost. Reads only."""
-    campaign = batch.topic.campaign
-    hits = _unpublished(batch).count()
-    return PublishPlan(
-        batch=batch, hits=hits, cost=ledger.batch_cost(batch=batch), money=ledger.campaign_money(campaign=campaign)
+    return PublishPlan(batch=batch, hits=_unpublished(batch).count(), cost=ledger.batch_cost(batch=batch))
+
+
+def plans_budget_preview(*, campaign: Campaign, plans: list[PublishPlan]) -> ledger.BudgetPreview:
+    """What the budget check (ledger.budget_preview) says of publishing `plans` together, in
+    the words publishing would refuse them with: the `publish` command's dry run and the
+    dashboard's publish page show this."""
+    hits = sum(plan.hits for plan in plans)
+    cost = sum((plan.cost for plan in plans), ledger.ZERO)
+    what = plans[0].batch if len(plans) == 1 else f"{len(plans)} batches of campaign {campaign.slug}"
+    return ledger.budget_preview(
+        campaign=campaign, cost=cost, what=ledger.publishing_what(hits=hits, what=what), remedy=ledger.PUBLISH_REMEDY
     )
 
 
