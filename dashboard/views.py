@@ -37,7 +37,7 @@ from crowd.models import HIT
 from crowd.work import ledger
 from crowd.work.expiry import batch_expire
 from crowd.work.progress import campaign_progress, campaigns_overview
-from crowd.work.publishing import plans_budget_preview, round_out, round_wording, topic_publish_plans
+from crowd.work.rounds import plans_budget_preview, round_out, round_wording, topic_publish_plans
 from dashboard.forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
 from ranking.workflow import topic_round_publish
 

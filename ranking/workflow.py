@@ -42,7 +42,8 @@ from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.work.chunks import Dispatch
 from crowd.work.expiry import batch_expire
 from crowd.work.ledger import BudgetExceeded
-from crowd.work.publishing import PublishResult, batch_publish, topic_publish
+from crowd.work.publishing import PublishResult, batch_publish
+from crowd.work.rounds import topic_publish
 from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def topic_step(*, topic_id: int, excluded: set[int] | None = None, publish: Publ
 
 def topic_round_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
     """Publish the topic's unpublished batches of `kind` (the Likert one built first if
-    needed; crowd.work.publishing.topic_publish) and start its Likert round at once, so the
+    needed; crowd.work.rounds.topic_publish) and start its Likert round at once, so the
     dashboard and the command show the round as soon as its HITs are out."""
     results = topic_publish(topic=topic, kind=kind, live=live)
     topic_start(topic_id=topic.pk)

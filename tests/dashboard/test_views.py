@@ -300,7 +300,7 @@ def test_confirming_publishes_the_likert_round_to_the_local_endpoint(owner_clien
 
 @pytest.mark.mturk
 def test_expiring_a_batch_stops_its_open_hits(owner_client, topic, local_endpoint):
-    from crowd.work.publishing import topic_publish
+    from crowd.work.rounds import topic_publish
 
     topic_publish(topic=topic, kind=Batch.Kind.LIKERT)
     batch = topic.batches.get()

@@ -4,7 +4,7 @@ from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.channels.settings import channel_set
 from crowd.marketplaces.registry import channel_policy
-from crowd.work.publishing import plans_budget_preview, round_wording, topic_publish_plans
+from crowd.work.rounds import plans_budget_preview, round_wording, topic_publish_plans
 from ranking.workflow import topic_round_publish
 
 MTURK_CLOSED = channel_policy(Campaign.Channel.MTURK).status_note
