@@ -276,7 +276,7 @@ class Assignment(models.Model):
         constraints = [models.UniqueConstraint(fields=["assignment_id", "worker"], name="assignment_unique_worker")]
         indexes = [
             models.Index(fields=["task", "verification"]),
-            # What a sync pass looks for (crowd.work.sync.hits_with_news): answers not yet
+            # What a sync pass looks for (crowd.work.sync.news.hits_with_news): answers not yet
             # confirmed, and work not yet reviewed — few rows of many.
             models.Index(fields=["task"], condition=models.Q(verification="pending"), name="assignment_pending_task"),
             models.Index(fields=["task"], condition=models.Q(status="Submitted"), name="assignment_submitted_task"),

@@ -38,6 +38,7 @@ from crowd.agreement import (
 __all__ = [
     "HitTimes",
     "KindStats",
+    "QCPolicy",
     "RunReliability",
     "StabilityPoint",
     "TimeReport",
@@ -290,6 +291,28 @@ def _group_medians(group: np.ndarray, value: np.ndarray, groups: int) -> dict[in
     return {int(code): (float((a + b) / 2), int(counts[code])) for code, a, b in zip(present, low, high)}
 
 
+@dataclass(frozen=True)
+class QCPolicy:
+    """The parameters of the exclusion rules (`exclusion_reasons` says what each does): one
+    value handed from the caller to every rule, instead of a dozen loose arguments."""
+
+    max_label_share: float = 0.05
+    min_items: int = 10
+    fail_at: float = 3
+    max_r: float = 0.5
+    max_agreement: float = 0.6
+    min_traps: int = 2
+    min_orderings: int = 3
+    max_untouched_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.max_label_share <= 1:
+            raise ValueError(f"max_label_share must be within [0, 1], not {self.max_label_share}")
+
+
+DEFAULT_POLICY = QCPolicy()
+
+
 def exclusions(
     labels: Iterable[tuple[WorkerT, ItemT, float]],
     traps: Mapping[ItemT, str] | None = None,
@@ -306,44 +329,37 @@ def exclusions(
     untouched_orderings: Mapping[WorkerT, int] | None = None,
     max_untouched_share: float = 0.5,
 ) -> set[WorkerT]:
-    """The workers to exclude from aggregation; see `exclusion_reasons` for the rules."""
-    return set(
-        exclusion_reasons(
-            labels,
-            traps,
-            votes,
-            max_label_share,
-            min_items,
-            fail_at=fail_at,
-            max_r=max_r,
-            max_agreement=max_agreement,
-            min_traps=min_traps,
-            min_orderings=min_orderings,
-            orderings=orderings,
-            untouched_orderings=untouched_orderings,
-            max_untouched_share=max_untouched_share,
-        )
+    """The workers to exclude from aggregation; see `exclusion_reasons` for the rules. The
+    public signature (DESIGN.md): the parameters are those of a `QCPolicy`."""
+    policy = QCPolicy(
+        max_label_share=max_label_share,
+        min_items=min_items,
+        fail_at=fail_at,
+        max_r=max_r,
+        max_agreement=max_agreement,
+        min_traps=min_traps,
+        min_orderings=min_orderings,
+        max_untouched_share=max_untouched_share,
     )
+    reasons = exclusion_reasons(
+        labels, traps, votes, policy, orderings=orderings, untouched_orderings=untouched_orderings
+    )
+    return set(reasons)
 
 
 def exclusion_reasons(
     labels: Iterable[tuple[WorkerT, ItemT, float]],
     traps: Mapping[ItemT, str] | None = None,
     votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
-    max_label_share: float = 0.05,
-    min_items: int = 10,
+    policy: QCPolicy = DEFAULT_POLICY,
     *,
-    fail_at: float = 3,
-    max_r: float = 0.5,
-    max_agreement: float = 0.6,
-    min_traps: int = 2,
-    min_orderings: int = 3,
     orderings: Mapping[WorkerT, int] | None = None,
     untouched_orderings: Mapping[WorkerT, int] | None = None,
-    max_untouched_share: float = 0.5,
 ) -> dict[WorkerT, str]:
-    """Workers to exclude, each with the reason, in the order they were chosen. `traps`
-    maps trap items to their kind (None or {} when there are none).
+    """Workers to exclude, each with the reason, in the order they were chosen, under `policy`
+    (its fields are the parameters named below). `traps` maps trap items to their kind (None
+    or {} when there are none); `orderings` and `untouched_orderings` count each worker's
+    orderings (see rules 3 and 4).
 
     After Falke & Gurevych (2017), who removed the worst workers, at most 5 % of labels. No
     rule judges a worker on less than its minimum of evidence:
@@ -375,48 +391,27 @@ def exclusion_reasons(
     `comparison_exclusion_reasons`), so a caller whose labels did not change may keep the
     first part's result.
     """
-    reasons = likert_exclusion_reasons(
-        labels,
-        traps,
-        max_label_share,
-        min_items,
-        fail_at=fail_at,
-        max_r=max_r,
-        min_traps=min_traps,
-    )
+    reasons = likert_exclusion_reasons(labels, traps, policy)
     return comparison_exclusion_reasons(
-        reasons,
-        votes,
-        max_label_share,
-        min_items,
-        max_agreement=max_agreement,
-        min_orderings=min_orderings,
-        orderings=orderings,
-        untouched_orderings=untouched_orderings,
-        max_untouched_share=max_untouched_share,
+        reasons, votes, policy, orderings=orderings, untouched_orderings=untouched_orderings
     )
 
 
 def likert_exclusion_reasons(
     labels: Iterable[tuple[WorkerT, ItemT, float]],
     traps: Mapping[ItemT, str] | None = None,
-    max_label_share: float = 0.05,
-    min_items: int = 10,
-    *,
-    fail_at: float = 3,
-    max_r: float = 0.5,
-    min_traps: int = 2,
+    policy: QCPolicy = DEFAULT_POLICY,
 ) -> dict[WorkerT, str]:
     """Rules 1 and 2 of `exclusion_reasons` (traps, leave-one-out r), which rest on the
     Likert labels alone: the same labels and settings give the same reasons, whatever the
     votes."""
-    _share_check(max_label_share)
+    fail_at, max_r, max_label_share = policy.fail_at, policy.max_r, policy.max_label_share
     traps = traps or {}
     table = label_table(labels)
     reasons: dict[WorkerT, str] = {}
 
     seen, failed = _trap_counts(table, traps, fail_at)
-    for code in np.flatnonzero((seen >= max(min_traps, 1)) & (2 * failed >= seen)):
+    for code in np.flatnonzero((seen >= max(policy.min_traps, 1)) & (2 * failed >= seen)):
         reasons[table.workers[code]] = f"failed {failed[code]} of {seen[code]} traps (score ≥ {fail_at:g})"
 
     trap_excluded = np.array([worker in reasons for worker in table.workers], bool)
@@ -429,7 +424,7 @@ def likert_exclusion_reasons(
         reasons,
         table.workers,
         r,
-        judged=(items >= min_items) & (r < max_r),
+        judged=(items >= policy.min_items) & (r < max_r),
         load=np.bincount(table.worker, minlength=len(table.workers)),
         cap=max_label_share * len(table.score),
         describe=lambda code: (
@@ -445,24 +440,25 @@ def likert_exclusion_reasons(
 def comparison_exclusion_reasons(
     likert_reasons: Mapping[WorkerT, str],
     votes: Iterable[tuple[WorkerT, Hashable, Hashable, Hashable]] = (),
-    max_label_share: float = 0.05,
-    min_items: int = 10,
+    policy: QCPolicy = DEFAULT_POLICY,
     *,
-    max_agreement: float = 0.6,
-    min_orderings: int = 3,
     orderings: Mapping[WorkerT, int] | None = None,
     untouched_orderings: Mapping[WorkerT, int] | None = None,
-    max_untouched_share: float = 0.5,
 ) -> dict[WorkerT, str]:
     """Rules 3 and 4 of `exclusion_reasons` (untouched orderings, comparison agreement) after
     `likert_reasons`, the result of rules 1 and 2 (`likert_exclusion_reasons`): every reason,
     in the order chosen. They read no Likert label, only who rules 1 and 2 excluded."""
-    _share_check(max_label_share)
+    max_agreement, max_label_share, min_orderings = policy.max_agreement, policy.max_label_share, policy.min_orderings
     reasons = dict(likert_reasons)
     untouched_orderings = untouched_orderings or {}
     for worker, untouched in untouched_orderings.items():
         total = untouched + (orderings or {}).get(worker, 0)
-        if worker not in reasons and untouched and total >= min_orderings and untouched > max_untouched_share * total:
+        if (
+            worker not in reasons
+            and untouched
+            and total >= min_orderings
+            and untouched > policy.max_untouched_share * total
+        ):
             reasons[worker] = f"submitted {untouched} of {total} orderings in the order shown (untouched)"
 
     ballots = vote_table(votes)
@@ -470,7 +466,7 @@ def comparison_exclusion_reasons(
     excluded = np.array([worker in reasons for worker in workers], bool)
     agree, countable = _comparison_counts(ballots.subset(~excluded[ballots.worker]), len(workers))
     if orderings is None:
-        evidence = countable >= min_items
+        evidence = countable >= policy.min_items
     else:
         evidence = (countable > 0) & np.array([orderings.get(worker, 0) >= min_orderings for worker in workers], bool)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -489,11 +485,6 @@ def comparison_exclusion_reasons(
         ),
     )
     return reasons
-
-
-def _share_check(max_label_share: float) -> None:
-    if not 0 <= max_label_share <= 1:
-        raise ValueError(f"max_label_share must be within [0, 1], not {max_label_share}")
 
 
 def _orderings_note(orderings: Mapping[Any, int] | None, worker: Hashable) -> str:

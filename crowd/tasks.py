@@ -3,6 +3,12 @@
 Transient marketplace failures (throttling, service faults, no connection) that outlast
 botocore's own retries are retried here with exponential backoff and jitter; everything a
 run committed before the failure stays, and the next run continues from there.
+
+The product enqueues two kinds of task: the beat's pass of the loop (ranking.tasks.run_loop)
+and the sync chunks that pass shares (`sync_chunk`, through `sync_chunks_dispatch`, which the
+Celery task module hands to the loop). The other tasks here are enqueued by nothing in the
+product: each is one step of the loop's own path (sync, publish, expire, quality control for
+a campaign), kept for admins (`celery call`) and for messages already queued.
 """
 
 import logging
@@ -36,8 +42,8 @@ RETRYING = {
 
 @shared_task(**RETRYING)
 def sync_open_hits() -> dict:
-    """Every channel's open HITs reconciled, nothing else (the `sync_hits` command's job; the
-    beat runs the whole loop, ranking.tasks.run_loop)."""
+    """Every channel's open HITs reconciled, nothing else: the loop's sync step alone (the
+    beat runs the whole loop, ranking.tasks.run_loop). Enqueued by nothing in the product."""
     return channels_sync(dispatch=sync_chunks_dispatch)
 
 
@@ -70,17 +76,21 @@ def sync_chunks_dispatch(chunks: list[Chunk], now: datetime) -> int:
 
 @shared_task(**RETRYING)
 def publish_batch(batch_id: int, live: bool = False) -> dict:
+    """The loop's publish step for one batch (crowd.work.publishing.batch_publish, idempotent).
+    Enqueued by nothing in the product."""
     result = batch_publish(batch_id=batch_id, live=live)
     return {**asdict(result), "cost": str(result.cost)}
 
 
 @shared_task(**RETRYING)
 def expire_batch(batch_id: int) -> dict:
+    """The loop's expire step for one batch (crowd.work.expiry.batch_expire). Enqueued by
+    nothing in the product."""
     return asdict(batch_expire(batch_id=batch_id))
 
 
 @shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def refresh_campaign_quality(campaign_id: int) -> int:
-    """Recompute worker quality for the campaign now; the number excluded. (The loop runs
-    quality control itself; this entry point stays for admins and for queued messages.)"""
+    """The loop's quality-control step for one campaign now (once per campaign, as the loop
+    runs it); the number excluded. Enqueued by nothing in the product."""
     return len(campaign_quality_refresh(campaign_id=campaign_id))

@@ -39,7 +39,7 @@ from crowd.models import HIT
 from crowd.work import ledger
 from crowd.work.expiry import batch_expire
 from crowd.work.progress import campaign_progress, campaigns_overview
-from crowd.work.publishing import round_out, round_wording, topic_publish_plans
+from crowd.work.rounds import plans_budget_preview, round_out, round_wording, topic_publish_plans
 from dashboard.forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
 from ranking.workflow import topic_round_publish
 
@@ -241,8 +241,6 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
     except ApplicationError as error:
         plans, problem = [], error.message
     hits = sum(plan.hits for plan in plans)
-    cost = sum((plan.cost for plan in plans), Decimal("0.00"))
-    money = ledger.campaign_money(campaign=campaign)
     out = (
         ""
         if plans or problem
@@ -260,9 +258,7 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
             "out": out,
             "hits": hits,
             "tasks": channel_policy(campaign.channel).tasks_wording(hits),
-            "cost": cost,
-            "money": money,
-            "after": money.committed + cost,
+            "budget": plans_budget_preview(campaign=campaign, plans=plans),
         },
     )
 

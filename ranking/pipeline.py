@@ -19,6 +19,7 @@ import math
 import random
 import sqlite3
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from django.db import connection, transaction
 from django.db.models import Count, Window
@@ -29,7 +30,7 @@ from annotation.batching import batch_status_move, comparison_tasks_build
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from annotation.suitability.selectors import propositions_for_likert
 from crowd.models import HIT, Comparison, LikertLabel, counted
-from crowd.work.sync import hit_collected
+from crowd.work.status import hit_collected
 from ranking import rating, selection, stats
 from ranking.export import ranked_propositions, ranking_order
 from ranking.likert import likert_means, top_k_with_ties
@@ -38,12 +39,24 @@ from ranking.models import PropositionScore, RankingSnapshot
 TOP_FOR_CONCEPT_MAPS = 50
 
 
+class StepAction(StrEnum):
+    """What a step did; a str, so reports, task results and commands show the same words."""
+
+    WAITING = "waiting"  # the current batch is still out
+    PAUSED = "paused"  # the campaign is paused
+    IDLE = "idle"  # nothing to do in this state
+    LIKERT_DONE = "likert_done"  # the Likert round is scored and the first comparison batch chosen
+    BATCH_CREATED = "batch_created"  # a comparison batch answered: refitted, the next one chosen
+    REPUBLISH = "republish"  # a batch chosen earlier is still to be published
+    DONE = "done"  # the topic is finished
+
+
 @dataclass
 class Step:
     """What one call of `topic_advance` did."""
 
     topic_id: int
-    action: str  # waiting | paused | likert_done | batch_created | republish | refit | done | idle
+    action: StepAction
     state: str
     publish_batch_id: int | None = None  # a batch to publish once the step has committed
     publish_live: bool = False
@@ -97,14 +110,14 @@ def _published_live(topic: Topic) -> bool:
 def _advance_locked(topic: Topic, excluded: set[int]) -> Step:
     campaign = topic.campaign
     if campaign.status == Campaign.Status.PAUSED:
-        return Step(topic.pk, "paused", topic.state)
+        return Step(topic.pk, StepAction.PAUSED, topic.state)
     if topic.state == Topic.State.IMPORTING and topic_start(topic_id=topic.pk):
         topic.state = Topic.State.LIKERT
     if topic.state == Topic.State.LIKERT:
         return _likert_stage(topic, excluded)
     if topic.state == Topic.State.COMPARISONS:
         return _comparison_stage(topic, excluded)
-    return Step(topic.pk, "idle", topic.state)
+    return Step(topic.pk, StepAction.IDLE, topic.state)
 
 
 def batch_is_complete(batch: Batch) -> bool:
@@ -137,7 +150,7 @@ def _mark_complete(batch: Batch) -> None:
 def _likert_stage(topic: Topic, excluded: set[int]) -> Step:
     batch = topic.batches.filter(kind=Batch.Kind.LIKERT).first()
     if batch is None or batch.status == Batch.Status.CREATED or not batch_is_complete(batch):
-        return Step(topic.pk, "waiting", topic.state)
+        return Step(topic.pk, StepAction.WAITING, topic.state)
     means = _likert_scores_store(topic, excluded)
     top = top_k_with_ties({key: mean for key, (mean, _n) in means.items()}, k=topic.campaign.top_k)
     PropositionScore.objects.filter(proposition_id__in=top).update(in_comparisons=True)
@@ -150,7 +163,7 @@ def _likert_stage(topic: Topic, excluded: set[int]) -> Step:
     created = _next_batch_create(topic, ratings, counts={}, number=1)
     return Step(
         topic.pk,
-        "likert_done",
+        StepAction.LIKERT_DONE,
         topic.state,
         publish_batch_id=created.pk,
         details={"rated": len(means), "top_k": len(top), "excluded_workers": len(excluded)},
@@ -189,12 +202,12 @@ def _likert_scores_store(topic: Topic, excluded: set[int]) -> dict[int, tuple[fl
 def _comparison_stage(topic: Topic, excluded: set[int]) -> Step:
     latest = topic.batches.filter(kind=Batch.Kind.COMPARISON).order_by("-number").first()
     if latest is None:
-        return Step(topic.pk, "idle", topic.state)
+        return Step(topic.pk, StepAction.IDLE, topic.state)
     if latest.status == Batch.Status.CREATED:
         # Chosen but (maybe) not published: a crash between the two. Publish it again.
-        return Step(topic.pk, "republish", topic.state, publish_batch_id=latest.pk)
+        return Step(topic.pk, StepAction.REPUBLISH, topic.state, publish_batch_id=latest.pk)
     if latest.status == Batch.Status.COMPLETE or not batch_is_complete(latest):
-        return Step(topic.pk, "waiting", topic.state)
+        return Step(topic.pk, StepAction.WAITING, topic.state)
     _mark_complete(latest)
     items = list(
         PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True).values_list(
@@ -214,7 +227,7 @@ def _comparison_stage(topic: Topic, excluded: set[int]) -> Step:
     created = _next_batch_create(topic, ratings, counts=counts, number=latest.number + 1)
     return Step(
         topic.pk,
-        "batch_created",
+        StepAction.BATCH_CREATED,
         topic.state,
         publish_batch_id=created.pk,
         details={"snapshot": snapshot.number, "comparisons": len(votes)},
@@ -401,4 +414,6 @@ def _finish(topic: Topic, reason: str) -> Step:
     open_batches = list(
         Batch.objects.filter(topic=topic, tasks__hit__complete=False).values_list("pk", flat=True).distinct()
     )
-    return Step(topic.pk, "done", topic.state, expire_batch_ids=sorted(open_batches), details={"reason": reason})
+    return Step(
+        topic.pk, StepAction.DONE, topic.state, expire_batch_ids=sorted(open_batches), details={"reason": reason}
+    )

@@ -3,8 +3,10 @@
 One pass (`loop_run`, the Celery beat task `ranking.tasks.run_loop`):
 
     sync        every channel's HITs with news reconciled (crowd.work.sync): reports which
-                campaigns changed; its chunks are shared with idle Celery workers, and the
-                pass waits for them (crowd.work.chunks), so adding workers shortens it
+                campaigns changed; with a `dispatch` handed in (the Celery task module hands
+                in crowd.tasks.sync_chunks_dispatch) its chunks are shared with idle Celery
+                workers, and the pass waits for them (crowd.work.chunks), so adding workers
+                shortens it; without one the pass does every chunk itself
     QC          once per campaign that had news or has a topic ready to move
                 (crowd.qc.worker_quality.campaign_quality_refresh), outside any topic's lock
     advance     each waiting topic of an active campaign, one step, with that QC result
@@ -37,10 +39,11 @@ from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
 from crowd.channels.registry import channels_sync_report
 from crowd.qc.worker_quality import campaign_quality_refresh
-from crowd.tasks import sync_chunks_dispatch
+from crowd.work.chunks import Dispatch
 from crowd.work.expiry import batch_expire
 from crowd.work.ledger import BudgetExceeded
-from crowd.work.publishing import PublishResult, batch_publish, topic_publish
+from crowd.work.publishing import PublishResult, batch_publish
+from crowd.work.rounds import topic_publish
 from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
 
 logger = logging.getLogger(__name__)
@@ -83,17 +86,20 @@ def topic_step(*, topic_id: int, excluded: set[int] | None = None, publish: Publ
 
 def topic_round_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
     """Publish the topic's unpublished batches of `kind` (the Likert one built first if
-    needed; crowd.work.publishing.topic_publish) and start its Likert round at once, so the
+    needed; crowd.work.rounds.topic_publish) and start its Likert round at once, so the
     dashboard and the command show the round as soon as its HITs are out."""
     results = topic_publish(topic=topic, kind=kind, live=live)
     topic_start(topic_id=topic.pk)
     return results
 
 
-def loop_run(*, now: datetime | None = None, publish: Publish | None = None) -> LoopReport:
-    """One pass of the loop over every active campaign; see the module docstring."""
+def loop_run(
+    *, now: datetime | None = None, publish: Publish | None = None, dispatch: Dispatch | None = None
+) -> LoopReport:
+    """One pass of the loop over every active campaign; see the module docstring. `dispatch`
+    hands sync chunks to other workers (crowd.work.chunks); None: this process does them all."""
     report = LoopReport()
-    synced, report.sync = channels_sync_report(now=now, dispatch=sync_chunks_dispatch)  # chunks shared with workers
+    synced, report.sync = channels_sync_report(now=now, dispatch=dispatch)
     starting = Topic.objects.filter(state=Topic.State.IMPORTING, campaign__status=Campaign.Status.ACTIVE)
     for topic_id in starting.filter(batches__kind=Batch.Kind.LIKERT).values_list("pk", flat=True).distinct():
         topic_start(topic_id=topic_id)  # its Likert batch was published outside the loop
@@ -141,13 +147,13 @@ def loop_lock() -> Iterator[bool]:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [LOOP_LOCK_KEY])
 
 
-def loop_run_exclusive(*, now: datetime | None = None) -> LoopReport | None:
+def loop_run_exclusive(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> LoopReport | None:
     """`loop_run`, unless another pass holds the loop's lock: then nothing, and one log line."""
     with loop_lock() as held:
         if not held:
             logger.info("a pass of the loop is still running: this one is skipped")
             return None
-        return loop_run(now=now)
+        return loop_run(now=now, dispatch=dispatch)
 
 
 def campaigns_finish() -> list[int]:

@@ -34,7 +34,7 @@ class Meters:
         return time.process_time(), tree_cpu_seconds(self.server_pid), database
 
 
-class Progress:
+class RunProgress:
     """Where the run is, for the message when the hard timeout stops it; `stop` ends the phase."""
 
     def __init__(self):
@@ -62,7 +62,7 @@ def rounds_run(
     trivial: int,
     rounds: int,
     meters: Meters,
-    progress: Progress,
+    progress: RunProgress,
 ) -> Result:
     result = Result(Load(), Load(), Load(), Load())
     stop = progress.stop

@@ -54,7 +54,7 @@ warnings.filterwarnings("ignore", message="No directory at")
 from benchmarks.load.audit import audit  # noqa: E402
 from benchmarks.load.client import RACE, RETRY, Job, SimulatedClient  # noqa: E402
 from benchmarks.load.cpu import postgres_pid  # noqa: E402
-from benchmarks.load.phases import Meters, Progress, rounds_run  # noqa: E402
+from benchmarks.load.phases import Meters, RunProgress, rounds_run  # noqa: E402
 from benchmarks.load.plan import jobs_plan, tasks_needed  # noqa: E402
 from benchmarks.load.report import Figures, repeats_print, report_print  # noqa: E402
 from benchmarks.load.server import Server, ServerError, gunicorn  # noqa: E402
@@ -74,7 +74,7 @@ def main() -> int:
     args = _arguments()
     if args.repeat > 1:
         return repeat(args)
-    progress = Progress()
+    progress = RunProgress()
 
     def expire(signum, frame):
         progress.stop.set()
@@ -159,7 +159,7 @@ def _arguments() -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, progress: Progress) -> int:
+def run(args: argparse.Namespace, progress: RunProgress) -> int:
     load_before = os.getloadavg()
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="salience-load-")))

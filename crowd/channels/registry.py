@@ -17,7 +17,8 @@ from annotation.models import Campaign
 from crowd.channels.prolific.study_sync import studies_sync
 from crowd.sessions.holds import sessions_verify
 from crowd.work.chunks import Dispatch
-from crowd.work.sync import SyncReport, assignments_sync
+from crowd.work.sync import assignments_sync
+from crowd.work.sync.report import SyncReport
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,12 @@ from operator import itemgetter
 from annotation.models import Batch, Campaign, Proposition
 from crowd.models import QualityStatistics
 from crowd.qc.counted import CountedLikert, likert_sums
+from crowd.qc.policy import campaign_qc_policy
 from crowd.qc.statistics import ScopeLikert, likert_scopes
 from crowd.quality import TrapStats, leave_one_out_details, likert_exclusion_reasons, time_report, trap_report
 
 # Bump when what the Likert part holds or how it is computed changes: every campaign's is recomputed.
 LIKERT_PART_VERSION = "1"
-TRAP_FAIL_AT = 3  # a trap rated "moderately important" (3) or higher is failed
-LOO_FLOOR = 0.5  # leave-one-out r at or above this never excludes a worker
 SPEEDER_FRACTION = 1 / 3  # a worker's median time per HIT below this share of the campaign's
 SPEEDER_MIN_HITS = 3  # over at least this many HITs of the kind
 
@@ -92,29 +91,23 @@ class LikertPart:
 def likert_watermark(campaign: Campaign, traps: dict[int, str]) -> str:
     """Of every input of the Likert part: the counted labels and Likert HITs as the database
     sums them up (crowd.qc.counted.likert_sums), the traps, the settings and rules."""
+    policy = campaign_qc_policy(campaign)
     inputs = [
         LIKERT_PART_VERSION,
         likert_sums(campaign_id=campaign.pk),
         sorted(traps.items()),
-        [campaign.qc_max_label_share, campaign.qc_min_items, campaign.qc_min_traps],
-        [TRAP_FAIL_AT, LOO_FLOOR, SPEEDER_FRACTION, SPEEDER_MIN_HITS],
+        [policy.max_label_share, policy.min_items, policy.min_traps],
+        [policy.fail_at, policy.max_r, SPEEDER_FRACTION, SPEEDER_MIN_HITS],
     ]
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
 
 
 def likert_part_compute(campaign: Campaign, likert: CountedLikert, watermark: str) -> LikertPart:
     """The Likert part from the counted Likert labels (the full computation)."""
-    reasons = likert_exclusion_reasons(
-        likert.ratings + likert.trap_labels,
-        likert.traps,
-        campaign.qc_max_label_share,
-        campaign.qc_min_items,
-        fail_at=TRAP_FAIL_AT,
-        max_r=LOO_FLOOR,
-        min_traps=campaign.qc_min_traps,
-    )
+    policy = campaign_qc_policy(campaign)
+    reasons = likert_exclusion_reasons(likert.ratings + likert.trap_labels, likert.traps, policy)
     correlations = leave_one_out_details(likert.ratings)
-    trap_figures = trap_report(likert.trap_labels, likert.traps, fail_at=TRAP_FAIL_AT)  # only trap labels count
+    trap_figures = trap_report(likert.trap_labels, likert.traps, fail_at=policy.fail_at)  # only trap labels count
     obvious, subtle = (
         trap_figures.worker_kinds.get(kind, {}) for kind in (Proposition.TrapKind.OBVIOUS, Proposition.TrapKind.SUBTLE)
     )

@@ -22,10 +22,10 @@ from django.utils.safestring import SafeString
 from annotation.campaigns import campaigns_visible_to
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import LikertLabel, QualityStatistics, WorkerQuality, WorkerQualityQuerySet, counted
-from crowd.qc.likert_part import LOO_FLOOR, SPEEDER_FRACTION, SPEEDER_MIN_HITS, TRAP_FAIL_AT
+from crowd.qc.likert_part import SPEEDER_FRACTION, SPEEDER_MIN_HITS
+from crowd.qc.policy import AGREEMENT_FLOOR, LOO_FLOOR, MAX_UNTOUCHED_SHARE, TRAP_FAIL_AT
 from crowd.qc.statistics import LOO_RANGE
 from crowd.qc.svg import binned_histogram_svg, chart_sizes, line_svg
-from crowd.qc.worker_quality import AGREEMENT_FLOOR, MAX_UNTOUCHED_SHARE
 from crowd.quality import RunReliability, StabilityPoint, run_reliability
 
 PAPER_TRAP_MEANS = {Proposition.TrapKind.OBVIOUS: 1.08, Proposition.TrapKind.SUBTLE: 1.14}

@@ -29,21 +29,19 @@ from crowd.qc.likert_part import (
     NO_LIKERT,
     SPEEDER_FRACTION,
     SPEEDER_MIN_HITS,
-    TRAP_FAIL_AT,
     LikertPart,
     likert_part_compute,
     likert_part_store,
     likert_part_stored,
     likert_watermark,
 )
+from crowd.qc.policy import TRAP_FAIL_AT, campaign_qc_policy
 from crowd.qc.statistics import statistics_refresh
 from crowd.quality import HitTimes, comparison_agreement, comparison_exclusion_reasons, time_report
 from crowd.work.review import assignment_reject, worker_block
 
 logger = logging.getLogger(__name__)
 
-AGREEMENT_FLOOR = 0.6  # nor does a comparison agreement at or above this
-MAX_UNTOUCHED_SHARE = 0.5  # more than this share of a worker's orderings untouched excludes them
 
 COMPUTED_FIELDS = [
     "labels",
@@ -142,13 +140,9 @@ def _worker_rows(
     reasons = comparison_exclusion_reasons(
         part.reasons,
         votes.votes,
-        campaign.qc_max_label_share,
-        campaign.qc_min_items,
-        max_agreement=AGREEMENT_FLOOR,
-        min_orderings=campaign.qc_min_orderings,
+        campaign_qc_policy(campaign),
         orderings=votes.orderings,
         untouched_orderings=votes.untouched_orderings,
-        max_untouched_share=MAX_UNTOUCHED_SHARE,
     )
     agreement = comparison_agreement(votes.votes)
     # A kind's medians rest on its own HITs: the Likert ones came with the Likert part.

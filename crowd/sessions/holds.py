@@ -60,7 +60,7 @@ WITHDRAWN = Q(submitted_at__isnull=False, released_at__isnull=False)
 
 
 @dataclass(frozen=True)
-class Progress:
+class SessionProgress:
     done: int  # tasks submitted in this session
     target: int  # tasks the session asks for
     current: int | None  # the position of the task in hand ("task 3 of 10"), if any
@@ -331,9 +331,9 @@ def _done(session: WorkSession) -> int:
     return session.holds.filter(submitted_at__isnull=False).count()
 
 
-def progress(session: WorkSession, *, now: datetime | None = None) -> Progress:
+def progress(session: WorkSession, *, now: datetime | None = None) -> SessionProgress:
     current = hold_current(session, now=now)
-    return Progress(
+    return SessionProgress(
         done=_done(session),
         target=session.tasks_target,
         current=None if current is None else _done(session) + 1,

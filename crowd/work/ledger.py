@@ -184,30 +184,75 @@ def batch_cost(*, batch: Batch) -> Decimal:
     return sum((commitment.amount for commitment in batch_commitments(batch=batch)), ZERO)
 
 
-def budget_check(*, campaign: Campaign, cost: Decimal, what: str, remedy: str) -> None:
-    """The one budget check: refuse `cost` when, beside the campaign's net commitment and the
-    bonuses granted but not paid yet, it would pass the cap. Publishing, raising a study's
-    places and granting a bonus all ask it; the caller holds a lock on the campaign."""
+@dataclass(frozen=True)
+class BudgetPreview:
+    """What the one budget check says of `cost` now, with its figures: the command's dry run,
+    the dashboard's publish page and every refusal read the same value."""
+
+    cost: Decimal
+    committed: Decimal  # the campaign's net commitment before
+    pending_bonuses: Decimal  # granted, not paid yet: promised, so counted
+    cap: Decimal
+    refusal: BudgetExceeded | None  # what publishing (or the grant, or the places) would raise
+
+    @property
+    def after(self) -> Decimal:
+        """Everything the campaign would then owe at most, bonuses granted included."""
+        return self.committed + self.pending_bonuses + self.cost
+
+    @property
+    def fits(self) -> bool:
+        return self.refusal is None
+
+    @property
+    def shortfall(self) -> Decimal:
+        return max(ZERO, self.after - self.cap)
+
+
+def budget_preview(*, campaign: Campaign, cost: Decimal, what: str, remedy: str) -> BudgetPreview:
+    """The one budget rule: `cost` fits when, beside the campaign's net commitment and the
+    bonuses granted but not paid yet, it stays within the cap. Reads only; `budget_check`
+    raises its refusal, and the previews (the `publish` command's dry run, the dashboard's
+    publish page) show it, so a preview says "fits" exactly when the check lets it pass."""
     money = campaign_money(campaign=campaign)
     pending = bonuses_pending(campaign=campaign)
-    if money.committed + pending + cost <= money.cap:
-        return
-    shortfall = money.committed + pending + cost - money.cap
-    policy = channel_policy(campaign.channel)
-    amount = policy.money_wording  # in the channel's currency, two decimals
-    raise BudgetExceeded(
-        f"{what} costs {amount(cost)} with {policy.short_name} fees; {amount(money.committed)} is "
-        "already committed"
-        + (f" and {amount(pending)} of bonuses is granted but not paid yet" if pending else "")
-        + f", and the budget cap of campaign {campaign.slug} is {amount(money.cap)}: {amount(shortfall)} short. {remedy}",
-        details={
-            "cost": str(cost),
-            "committed": str(money.committed),
-            "pending_bonuses": str(pending),
-            "cap": str(money.cap),
-            "shortfall": str(shortfall),
-        },
-    )
+    after = money.committed + pending + cost
+    refusal = None
+    if after > money.cap:
+        shortfall = after - money.cap
+        policy = channel_policy(campaign.channel)
+        amount = policy.money_wording  # in the channel's currency, two decimals
+        refusal = BudgetExceeded(
+            f"{what} costs {amount(cost)} with {policy.short_name} fees; {amount(money.committed)} is "
+            "already committed"
+            + (f" and {amount(pending)} of bonuses is granted but not paid yet" if pending else "")
+            + f", and the budget cap of campaign {campaign.slug} is {amount(money.cap)}: {amount(shortfall)} short. {remedy}",
+            details={
+                "cost": str(cost),
+                "committed": str(money.committed),
+                "pending_bonuses": str(pending),
+                "cap": str(money.cap),
+                "shortfall": str(shortfall),
+            },
+        )
+    return BudgetPreview(cost=cost, committed=money.committed, pending_bonuses=pending, cap=money.cap, refusal=refusal)
+
+
+def budget_check(*, campaign: Campaign, cost: Decimal, what: str, remedy: str) -> None:
+    """Refuse `cost` (BudgetExceeded, with the figures) when `budget_preview` says it does not
+    fit. Publishing, raising a study's places and granting a bonus all ask it; the caller
+    holds a lock on the campaign."""
+    preview = budget_preview(campaign=campaign, cost=cost, what=what, remedy=remedy)
+    if preview.refusal is not None:
+        raise preview.refusal
+
+
+def publishing_what(*, hits: int, what: object) -> str:
+    """How a refusal names a publish, for publishing and its previews alike."""
+    return f"Publishing {hits} HITs of {what}"
+
+
+PUBLISH_REMEDY = "Raise the budget cap or publish fewer tasks."
 
 
 @transaction.atomic
@@ -221,8 +266,8 @@ def batch_commit(*, batch_id: int) -> Decimal:
     budget_check(
         campaign=campaign,
         cost=cost,
-        what=f"Publishing {hits} HITs of {batch}",
-        remedy="Raise the budget cap or publish fewer tasks.",
+        what=publishing_what(hits=hits, what=batch),
+        remedy=PUBLISH_REMEDY,
     )
     LedgerEntry.objects.bulk_create(
         LedgerEntry(campaign=campaign, kind=Kind.COMMITTED, reference=c.reference, amount=c.amount, note=c.note)

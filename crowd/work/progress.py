@@ -84,8 +84,60 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
     """One TopicProgress per topic of `topics` (all the campaign's, by key, when None); at
     most nine queries in all, grouped by topic, over those topics' rows only."""
     shown = list(campaign.topics.order_by("key") if topics is None else topics)
-    ids = [topic.pk for topic in shown]
-    propositions = _grouped(
+    figures = _topics_figures([topic.pk for topic in shown])
+    return [_topic_progress(topic, figures) for topic in shown]
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """The page's topics' rows, counted by topic (what `_topics_figures` reads)."""
+
+    propositions: dict[int, dict]  # topic → real, subtle, obvious
+    tasks: dict[int, dict]  # topic → built, published, needed (by the published), ids
+    expected: dict[int, tuple[int, int]]  # topic → (Likert labels, comparison votes) the published tasks expect
+    assignments: dict[int, dict]  # topic → submitted, pending, approved, counted and ids per kind
+    labels: dict[tuple[int, str], int]  # (topic, kind) → labels or votes of the counted answers
+    batches: dict[int, list[Batch]]  # topic → its batches, oldest first
+    open_hits: dict[int, int]  # batch → HITs still on offer
+
+
+def _topics_figures(ids: list[int]) -> _Figures:
+    """The queries: every figure of these topics, grouped by topic."""
+    tasks = _tasks_counted(ids)
+    assignments = _assignments_counted(ids)
+    expected = _kept_or_counted(
+        {
+            topic_id: _key("expected", topic_id, row["published"], row["ids"], row["needed"])
+            for topic_id, row in tasks.items()
+            if row["published"]
+        },
+        _expected_count,
+    )
+    labels = _kept_or_counted(
+        {
+            (topic_id, kind): _key("labels", topic_id, kind, row[f"counted_{kind}"], row[f"ids_{kind}"])
+            for topic_id, row in assignments.items()
+            for kind in KINDS
+            if row[f"counted_{kind}"]
+        },
+        _labels_count,
+    )
+    batches = defaultdict(list)
+    for batch in Batch.objects.filter(topic_id__in=ids).order_by("created_at", "pk"):
+        batches[batch.topic_id].append(batch)
+    return _Figures(
+        propositions=_propositions_counted(ids),
+        tasks=tasks,
+        expected=expected,
+        assignments=assignments,
+        labels=labels,
+        batches=batches,
+        open_hits=_open_hits_by_batch(ids),
+    )
+
+
+def _propositions_counted(ids: list[int]) -> dict[int, dict]:
+    return _grouped(
         Proposition.objects.filter(topic_id__in=ids)
         .values("topic_id")
         .annotate(
@@ -95,8 +147,11 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
         ),
         "topic_id",
     )
+
+
+def _tasks_counted(ids: list[int]) -> dict[int, dict]:
     published = Q(hit__isnull=False)
-    tasks = _grouped(
+    return _grouped(
         Task.objects.filter(batch__topic_id__in=ids)
         .values("batch__topic_id")
         .annotate(
@@ -107,15 +162,10 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
         ),
         "batch__topic_id",
     )
-    expected = _kept_or_counted(
-        {
-            topic_id: _key("expected", topic_id, row["published"], row["ids"], row["needed"])
-            for topic_id, row in tasks.items()
-            if row["published"]
-        },
-        _expected_count,
-    )
-    assignments = _grouped(
+
+
+def _assignments_counted(ids: list[int]) -> dict[int, dict]:
+    return _grouped(
         Assignment.objects.filter(task__batch__topic_id__in=ids)
         .values("task__batch__topic_id")
         .annotate(
@@ -130,44 +180,30 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
         ),
         "task__batch__topic_id",
     )
-    labels = _kept_or_counted(
-        {
-            (topic_id, kind): _key("labels", topic_id, kind, row[f"counted_{kind}"], row[f"ids_{kind}"])
-            for topic_id, row in assignments.items()
-            for kind in KINDS
-            if row[f"counted_{kind}"]
-        },
-        _labels_count,
-    )
-    batches = defaultdict(list)
-    for batch in Batch.objects.filter(topic_id__in=ids).order_by("created_at", "pk"):
-        batches[batch.topic_id].append(batch)
-    open_hits = _open_hits_by_batch(ids)
 
-    result = []
-    for topic in shown:
-        counts = propositions.get(topic.pk, {})
-        task = tasks.get(topic.pk, {})
-        needed = task.get("needed") or 0
-        work = assignments.get(topic.pk, {})
-        wanted = expected.get(topic.pk, (0, 0))
-        result.append(
-            TopicProgress(
-                topic=topic,
-                propositions=counts.get("real", 0),
-                subtle_traps=counts.get("subtle", 0),
-                obvious_traps=counts.get("obvious", 0),
-                tasks=Progress(task.get("published", 0), task.get("built", 0)),
-                submitted=Progress(work.get("submitted", 0), needed),
-                pending=work.get("pending", 0),
-                approved=Progress(work.get("approved", 0), needed),
-                likert_labels=Progress(labels.get((topic.pk, Batch.Kind.LIKERT), 0), wanted[0]),
-                comparison_votes=Progress(labels.get((topic.pk, Batch.Kind.COMPARISON), 0), wanted[1]),
-                current_batch=batches[topic.pk][-1] if batches[topic.pk] else None,
-                open_batches=[OpenBatch(b, open_hits[b.pk]) for b in batches[topic.pk] if open_hits.get(b.pk)],
-            )
-        )
-    return result
+
+def _topic_progress(topic: Topic, figures: _Figures) -> TopicProgress:
+    """The assembly: one topic's progress from the page's figures (no query)."""
+    counts = figures.propositions.get(topic.pk, {})
+    task = figures.tasks.get(topic.pk, {})
+    needed = task.get("needed") or 0
+    work = figures.assignments.get(topic.pk, {})
+    wanted = figures.expected.get(topic.pk, (0, 0))
+    batches = figures.batches.get(topic.pk, [])
+    return TopicProgress(
+        topic=topic,
+        propositions=counts.get("real", 0),
+        subtle_traps=counts.get("subtle", 0),
+        obvious_traps=counts.get("obvious", 0),
+        tasks=Progress(task.get("published", 0), task.get("built", 0)),
+        submitted=Progress(work.get("submitted", 0), needed),
+        pending=work.get("pending", 0),
+        approved=Progress(work.get("approved", 0), needed),
+        likert_labels=Progress(figures.labels.get((topic.pk, Batch.Kind.LIKERT), 0), wanted[0]),
+        comparison_votes=Progress(figures.labels.get((topic.pk, Batch.Kind.COMPARISON), 0), wanted[1]),
+        current_batch=batches[-1] if batches else None,
+        open_batches=[OpenBatch(b, figures.open_hits[b.pk]) for b in batches if figures.open_hits.get(b.pk)],
+    )
 
 
 # ---- Figures kept in the cache -----------------------------------------------------------------

@@ -19,6 +19,8 @@
    created but not recorded (a crash in between), MTurk refuses the repeated token and the
    marketplace returns the existing HIT (crowd.marketplaces.mturk.client) — never a second one. MTurk keeps
    tokens for 24 hours: re-run an interrupted publish within a day.
+
+A topic's round (every batch of a kind, with its plan and budget preview) is crowd.work.rounds.
 """
 
 import hashlib
@@ -29,9 +31,8 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Prefetch
 
-from annotation.batching import batch_hold, batch_status_move, likert_tasks_build
+from annotation.batching import batch_hold, batch_status_move
 from annotation.campaigns import campaign_activate
 from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
@@ -51,14 +52,6 @@ from crowd.work import ledger
 Environment = Campaign.Environment
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PublishPlan:
-    batch: Batch
-    hits: int  # tasks without a HIT yet
-    cost: Decimal  # their full cost, fees included
-    money: ledger.Money  # the campaign's figures before publishing
 
 
 @dataclass(frozen=True)
@@ -142,20 +135,12 @@ def _publish_check(*, batch: Batch, live: bool) -> None:
         )
 
 
-# ---- What a batch costs ------------------------------------------------------------------
+# ---- What a batch holds -------------------------------------------------------------------
 
 
-def _unpublished(batch: Batch):
+def unpublished_tasks(batch: Batch):
+    """The batch's tasks without a HIT yet, in order."""
     return batch.tasks.filter(hit__isnull=True).order_by("position")
-
-
-def publish_plan(*, batch: Batch) -> PublishPlan:
-    """How many HITs publishing `batch` creates and what they cost. Reads only."""
-    campaign = batch.topic.campaign
-    hits = _unpublished(batch).count()
-    return PublishPlan(
-        batch=batch, hits=hits, cost=ledger.batch_cost(batch=batch), money=ledger.campaign_money(campaign=campaign)
-    )
 
 
 # ---- HIT type ----------------------------------------------------------------------------
@@ -258,7 +243,7 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
     batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
     campaign = batch.topic.campaign
     _publish_check(batch=batch, live=live)
-    tasks = list(_unpublished(batch))
+    tasks = list(unpublished_tasks(batch))
     if not tasks and batch.status != Batch.Status.CREATED:
         # Out already, and opened: nothing to ask the marketplace.
         return PublishResult(batch_id=batch.pk, published=0, already=batch.tasks.count(), cost=ledger.ZERO)
@@ -353,68 +338,3 @@ def _batch_published(*, batch_id: int) -> None:
         batch_status_move(batch_id=batch_id, to=Batch.Status.PUBLISHED)
     # The first published batch makes a draft campaign active (its settings are then fixed).
     campaign_activate(campaign_id=batch.topic.campaign_id)
-
-
-# ---- A topic's round, for the command ----------------------------------------------------
-
-
-def _topic_batches(*, topic: Topic, kind: str) -> list[Batch]:
-    """The topic's batches of `kind` that still have tasks to publish, or were never opened as a
-    whole (a Prolific study that failed to open); the Likert one is built if needed."""
-    if kind == Batch.Kind.LIKERT and not topic.batches.filter(kind=kind).exists():
-        likert_tasks_build(topic=topic, seed=topic.pk)
-    unpublished = Prefetch("tasks", queryset=Task.objects.filter(hit__isnull=True))
-    batches = topic.batches.filter(kind=kind).exclude(status=Batch.Status.EXPIRED)
-    batches = batches.select_related("topic__campaign").prefetch_related(unpublished)
-    return [batch for batch in batches.order_by("number") if batch.tasks.all() or batch.status == Batch.Status.CREATED]
-
-
-def topic_publish_plans(*, topic: Topic, kind: str) -> list[PublishPlan]:
-    """What `topic_publish` would do. A Likert batch built for the plan is rolled back."""
-    round_publish_check(topic=topic, kind=kind)
-    with transaction.atomic():
-        plans = [publish_plan(batch=batch) for batch in _topic_batches(topic=topic, kind=kind)]
-        transaction.set_rollback(True)
-    return plans
-
-
-def topic_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
-    """Publish the topic's unpublished batches of `kind`; the Likert batch is built first if needed.
-    A batch that is out already gives a result with nothing published and its HITs as `already`,
-    so a repeated publish can say what is out.
-
-    The Likert batch is shuffled with the topic id as seed, so it is reproducible.
-    """
-    round_publish_check(topic=topic, kind=kind)
-    batches = _topic_batches(topic=topic, kind=kind)
-    if not batches:
-        return round_out(topic=topic, kind=kind)
-    return [batch_publish(batch_id=batch.pk, live=live) for batch in batches]
-
-
-def round_out(*, topic: Topic, kind: str) -> list[PublishResult]:
-    """The topic's batches of `kind` that are out, as the results of a run that found them so."""
-    out = topic.batches.filter(kind=kind).exclude(status__in=(Batch.Status.CREATED, Batch.Status.EXPIRED))
-    return [
-        PublishResult(batch_id=batch_id, published=0, already=hits, cost=ledger.ZERO)
-        for batch_id, hits in out.order_by("number").annotate(hits=Count("tasks__hit")).values_list("pk", "hits")
-    ]
-
-
-def round_wording(*, topic: Topic, kind: str, results: list[PublishResult]) -> str:
-    """What publishing a topic's round did, in its channel's words, for the command and the
-    dashboard: what this run put out and committed, or what was out already."""
-    campaign = topic.campaign
-    policy = channel_policy(campaign.channel)
-    where = f"{policy.label} ({policy.environment_label(campaign.environment)})"
-    round_name = f"{Batch.Kind(kind).label} round of topic {topic.key}"
-    published = sum(result.published for result in results)
-    already = sum(result.already for result in results)
-    if published:
-        cost = sum((result.cost for result in results), ledger.ZERO)
-        before = f"; {policy.tasks_wording(already)} were out before" if already else ""
-        done = f"{round_name}: published {policy.tasks_wording(published)} to {where}, {policy.money_wording(cost)} committed{before}."
-        return f"{done} {policy.after_publish}".strip()
-    if already:
-        return f"{round_name} already published: {policy.tasks_wording(already)} on {where}; nothing new to publish."
-    return f"{round_name}: nothing to publish."

@@ -18,7 +18,7 @@ from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign
 from crowd.models import HIT, Assignment, WorkerQuality
 from crowd.work.publishing import batch_publish
-from crowd.work.sync import LISTING_GRACE
+from crowd.work.sync.listing import LISTING_GRACE
 from ranking.models import PropositionScore
 from ranking.workflow import loop_run
 from tests.faults.topics import small_topic

@@ -7,6 +7,8 @@ from decimal import Decimal as D
 import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowd.channels.links import links
 from crowd.channels.registry import channels_sync
@@ -122,3 +124,54 @@ def test_the_one_budget_check_counts_bonuses_granted_but_not_paid():
         "shortfall": "0.01",
     }
     assert "$0.60 of bonuses is granted but not paid yet" in refused.value.message
+
+
+cents = st.integers(min_value=0, max_value=500).map(lambda n: (D(n) / 100).quantize(D("0.01")))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    committed=cents,
+    bonuses=st.lists(st.tuples(cents, st.sampled_from(["granted", "sent", "refused"])), max_size=3),
+    cap=cents,
+    cost=cents,
+)
+def test_the_budget_preview_says_fits_exactly_when_the_check_lets_the_cost_pass(committed, bonuses, cap, cost):
+    with transaction.atomic():
+        campaign = CampaignFactory(budget_cap=cap)
+        ledger.entry_record(campaign_id=campaign.pk, kind=ledger.Kind.COMMITTED, reference="task:T", amount=committed)
+        assignment = AssignmentFactory(task__batch__topic__campaign=campaign)
+        now = timezone.now()
+        for number, (amount, state) in enumerate(bonuses):
+            Bonus.objects.create(
+                assignment=assignment,
+                amount=amount,
+                reason="kind",
+                token=f"T{number}",
+                sent_at=now if state == "sent" else None,
+                refused_at=now if state == "refused" else None,
+            )
+        unpaid = sum(
+            (
+                ledger.bonus_cost(amount=amount, channel=campaign.channel)
+                for amount, state in bonuses
+                if state == "granted"
+            ),
+            D("0.00"),
+        )
+
+        preview = ledger.budget_preview(campaign=campaign, cost=cost, what="Publishing", remedy="Raise the cap.")
+        try:
+            ledger.budget_check(campaign=campaign, cost=cost, what="Publishing", remedy="Raise the cap.")
+        except ledger.BudgetExceeded as error:
+            refused = error
+        else:
+            refused = None
+
+        assert preview.fits is (refused is None) is (committed + unpaid + cost <= cap)
+        assert preview.pending_bonuses == unpaid and preview.after == committed + unpaid + cost
+        if refused is not None:
+            assert preview.refusal is not None
+            assert (preview.refusal.message, preview.refusal.details) == (refused.message, refused.details)
+            assert D(refused.details["shortfall"]) == preview.shortfall > 0
+        transaction.set_rollback(True)

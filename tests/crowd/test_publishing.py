@@ -14,7 +14,7 @@ from config.errors import ApplicationError
 from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.models import HIT, HITType, LedgerEntry
 from crowd.tasks import expire_batch, publish_batch, sync_open_hits
-from crowd.work import ledger, publishing
+from crowd.work import ledger, publishing, rounds
 from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import batch_publish
 from rehearsal.localturk import faults
@@ -65,7 +65,7 @@ def test_a_concurrent_publish_reports_only_the_hits_it_created(local_turk, monke
     # A second run that read the tasks before the first recorded their HITs (as two runs at
     # once do): MTurk answers its calls with the same HITs (the request token), it records none.
     every_task = list(batch.tasks.all())
-    monkeypatch.setattr(publishing, "_unpublished", lambda batch: every_task)
+    monkeypatch.setattr(publishing, "unpublished_tasks", lambda batch: every_task)
 
     second = batch_publish(batch_id=batch.pk)
 
@@ -202,7 +202,7 @@ def test_hit_type_is_created_once_per_set_of_parameters(local_turk):
     topic = TopicFactory(campaign=first.topic.campaign)
     PropositionFactory.create_batch(5, topic=topic)
     batch_publish(batch_id=first.pk)
-    second = publishing.topic_publish(topic=topic, kind=Batch.Kind.LIKERT)
+    second = rounds.topic_publish(topic=topic, kind=Batch.Kind.LIKERT)
 
     assert second[0].published == 1
     assert HITType.objects.count() == 1

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from crowd.quality import (
     HitTimes,
     KindStats,
+    QCPolicy,
     TimeReport,
     TrapStats,
     WorkerCorrelation,
@@ -205,7 +206,7 @@ def test_exclusions_by_traps_are_uncapped_and_count_toward_the_cap():
     labels += [(worker, item, 1 + item % 5) for worker in ("half", "third", "once") for item in range(10)]
     # 200 + 57 + 6 + 30 = 293 labels; "half" holds 12. A 7.5 % cap (21.98) leaves no
     # room for "rev"'s 10 after "half"'s 12; a 8 % cap (23.44) does.
-    reasons = exclusion_reasons(labels, traps, max_label_share=0.075)
+    reasons = exclusion_reasons(labels, traps, policy=QCPolicy(max_label_share=0.075))
     assert reasons == {"half": "failed 1 of 2 traps (score ≥ 3)"}
     assert exclusions(labels, traps, max_label_share=0.08) == {"half", "rev"}
 
@@ -230,7 +231,9 @@ def test_comparisons_judge_a_worker_on_orderings_not_on_votes():
     }
     # Three reversed orderings are enough evidence.
     votes += ordered_votes("contrary", "dcba", 2)
-    reasons = exclusion_reasons([], votes=votes, max_label_share=1.0, orderings=orderings | {"contrary": 3})
+    reasons = exclusion_reasons(
+        [], votes=votes, policy=QCPolicy(max_label_share=1.0), orderings=orderings | {"contrary": 3}
+    )
     assert reasons == {
         "contrary": "comparison agreement 0.00 on 18 votes from 3 orderings, below 0.6; worst first within 100% of votes"
     }
@@ -251,7 +254,11 @@ def test_one_untouched_ordering_never_excludes_a_worker():
     # 3 agreeing orderings and 2 untouched (40 %), agreement 1.0 on its 18 votes.
     votes += ordered_votes("mixed", "abcd", 3)
     reasons = exclusion_reasons(
-        [], votes=votes, max_label_share=1.0, orderings=orderings | {"mixed": 3}, untouched_orderings={"mixed": 2}
+        [],
+        votes=votes,
+        policy=QCPolicy(max_label_share=1.0),
+        orderings=orderings | {"mixed": 3},
+        untouched_orderings={"mixed": 2},
     )
     assert reasons == {}
 
@@ -265,7 +272,7 @@ def test_mostly_untouched_orderings_exclude_a_worker_without_a_cap():
     # is below the 3 orderings of evidence → in. A 0 % cap does not hold idle back, and
     # idle's 6 changed votes count toward it (nobody else fits).
     reasons = exclusion_reasons(
-        [], votes=votes, max_label_share=0.0, orderings=orderings, untouched_orderings=untouched
+        [], votes=votes, policy=QCPolicy(max_label_share=0.0), orderings=orderings, untouched_orderings=untouched
     )
     assert reasons == {"idle": "submitted 3 of 4 orderings in the order shown (untouched)"}
     assert exclusions([], votes=votes, orderings=orderings, untouched_orderings=untouched, max_untouched_share=0.4) == {
@@ -282,7 +289,7 @@ def test_exclusions_by_traps_need_the_minimum_of_trap_answers():
     traps = {"t1": "obvious", "t2": "subtle"}
     labels = crowd({}) + [(f"g{k:02d}", trap, 1) for k in range(18) for trap in traps] + [("once", "t1", 5)]
     assert exclusions(labels, traps) == set()
-    assert exclusion_reasons(labels, traps, min_traps=1) == {"once": "failed 1 of 1 traps (score ≥ 3)"}
+    assert exclusion_reasons(labels, traps, policy=QCPolicy(min_traps=1)) == {"once": "failed 1 of 1 traps (score ≥ 3)"}
     assert exclusions(labels, traps, min_traps=0) == {"once"}  # never below one trap answer
 
 
@@ -319,7 +326,7 @@ def test_exclusions_judge_a_constant_worker_as_r_zero():
     labels = crowd({"rev": REVERSED, "flat": [1] * 10, "weak": WEAK})
     labels += [(worker, trap, 1) for worker in {w for w, _, _ in labels} for trap in traps]
     assert leave_one_out(labels)["flat"] is None
-    reasons = exclusion_reasons(labels, traps, max_label_share=0.10)
+    reasons = exclusion_reasons(labels, traps, policy=QCPolicy(max_label_share=0.10))
     assert list(reasons) == ["rev", "flat"]
     assert reasons["flat"].startswith("leave-one-out r = 0.00 on 10 items (constant scores)")
     assert exclusions(labels, traps, max_label_share=0.15) == {"rev", "flat", "weak"}
@@ -333,7 +340,7 @@ def test_exclusions_judge_a_constant_worker_only_on_enough_items():
 
 def test_exclusions_returns_the_workers_of_exclusion_reasons():
     labels = crowd({"rev": REVERSED, "noisy": NOISY})
-    reasons = exclusion_reasons(labels, max_label_share=0.1)
+    reasons = exclusion_reasons(labels, policy=QCPolicy(max_label_share=0.1))
     assert set(reasons) == exclusions(labels, max_label_share=0.1) == {"rev", "noisy"}
     assert reasons["rev"].startswith("leave-one-out r = -1.00 on 10 items, below 0.5")
 
@@ -413,3 +420,11 @@ def test_quality_imports_no_django():
     code = "import sys, crowd.quality; sys.exit(any(m == 'django' or m.startswith('django.') for m in sys.modules))"
     root = Path(__file__).resolve().parents[2]
     assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0
+
+
+def test_the_policy_carries_exactly_the_loose_keywords_of_the_public_signature():
+    labels = crowd({"rev": REVERSED, "noisy": NOISY, "flat": [3] * 4})
+    for loose in ({}, {"max_label_share": 0.5, "min_items": 4}, {"max_label_share": 0.5, "max_r": -0.5}):
+        assert exclusions(labels, **loose) == set(exclusion_reasons(labels, policy=QCPolicy(**loose)))
+    with pytest.raises(ValueError, match="max_label_share"):
+        QCPolicy(max_label_share=-0.1)

@@ -17,7 +17,8 @@ from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from crowd.models import Assignment, QualityStatistics, WorkerDecision, WorkerQuality
 from crowd.qc import report as quality_report
 from crowd.qc import statistics
-from crowd.qc.worker_quality import MAX_UNTOUCHED_SHARE, TRAP_FAIL_AT, campaign_quality_refresh
+from crowd.qc.policy import MAX_UNTOUCHED_SHARE, TRAP_FAIL_AT
+from crowd.qc.worker_quality import campaign_quality_refresh
 from tests.crowd.quality_data import TRAPS, TRUTH, LabelBuilder, small_crowd_labels
 from tests.factories import (
     BatchFactory,

@@ -2,6 +2,7 @@
 the create form, uploads, publishing with its preview, pause/resume, expiry, and the
 progress figures with their query counts."""
 
+import re
 from decimal import Decimal as D
 
 import pytest
@@ -10,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Batch, Campaign, ImportRecord, Proposition, Topic
-from crowd.models import HIT, Assignment, Comparison, LedgerEntry, LikertLabel
+from crowd.models import HIT, Assignment, Bonus, Comparison, LedgerEntry, LikertLabel
 from crowd.work.progress import Progress, campaign_progress
 from rehearsal.localturk import faults
 from tests.factories import (
@@ -299,7 +300,7 @@ def test_confirming_publishes_the_likert_round_to_the_local_endpoint(owner_clien
 
 @pytest.mark.mturk
 def test_expiring_a_batch_stops_its_open_hits(owner_client, topic, local_endpoint):
-    from crowd.work.publishing import topic_publish
+    from crowd.work.rounds import topic_publish
 
     topic_publish(topic=topic, kind=Batch.Kind.LIKERT)
     batch = topic.batches.get()
@@ -363,6 +364,28 @@ def test_over_the_budget_cap_the_refusal_names_cost_and_cap(owner_client, topic)
 
     assert "costs $0.70 with MTurk fees" in page and "budget cap of campaign loans-run is $0.50" in page
     assert not HIT.objects.exists() and not LedgerEntry.objects.exists()
+
+
+def test_an_unpaid_bonus_makes_the_publish_preview_refuse_exactly_as_publishing_does(owner_client, topic):
+    # The round costs $0.70 and fits a $1.00 cap, until a bonus granted elsewhere in the campaign
+    # and not paid yet ($0.50, $0.60 with MTurk's fee) is counted, as publishing counts it.
+    Campaign.objects.filter(pk=topic.campaign_id).update(budget_cap=D("1.00"))
+    bonus = Bonus.objects.create(
+        assignment=AssignmentFactory(task__batch__topic__campaign=topic.campaign), amount=D("0.50"), token="T"
+    )
+    url = reverse("dashboard:likert-publish", args=[topic.campaign.slug, "loans"])
+
+    preview = owner_client.get(url).content.decode()
+    refused = owner_client.post(url).content.decode()
+
+    refusal = re.search(r"Publishing \d+ HITs of .*? short\. Raise the budget cap or publish fewer tasks\.", refused)
+    assert refusal is not None and "$0.60 of bonuses is granted but not paid yet" in refusal.group(0)
+    assert "$0.30 short" in refusal.group(0)
+    assert "This exceeds the budget cap" in preview and refusal.group(0) in preview
+    assert "Bonuses granted, not paid yet" in preview
+    assert not HIT.objects.exists() and not LedgerEntry.objects.exists()
+    bonus.delete()
+    assert "This exceeds the budget cap" not in owner_client.get(url).content.decode()
 
 
 # ---- Pause and resume ----------------------------------------------------------------------

@@ -16,7 +16,8 @@ from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Topic
 from crowd.models import Assignment
 from crowd.work.publishing import batch_publish
-from crowd.work.sync import LISTING_GRACE, assignments_sync
+from crowd.work.sync import assignments_sync
+from crowd.work.sync.listing import LISTING_GRACE
 from ranking.models import PropositionScore
 from ranking.pipeline import batch_is_complete
 from ranking.workflow import loop_run

@@ -13,7 +13,7 @@ from annotation.importing.importers import propositions_import
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import HIT
 from crowd.simulation.hits import crowd_simulate
-from crowd.work.publishing import topic_publish
+from crowd.work.rounds import topic_publish
 from ranking.export import ranking_rows
 from ranking.stats import spearman
 

@@ -14,10 +14,12 @@ from django.urls import reverse
 from annotation.campaigns import campaign_resume
 from annotation.models import Batch, Campaign, Topic
 from crowd.qc import worker_quality
+from crowd.tasks import sync_chunks_dispatch
 from crowd.work.sync import assignments_sync
-from ranking import workflow
+from ranking import tasks, workflow
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
 from tests.ranking.test_pipeline import answer_batch, publish_recorder, start_likert
+from tests.test_architecture import import_graph, project_modules
 
 pytestmark = pytest.mark.django_db
 
@@ -227,3 +229,29 @@ def test_a_batch_the_budget_cap_holds_back_says_why_once_and_goes_out_when_raise
     assert third.held == [] and [step["action"] for step in third.steps] == ["republish"]
     held.refresh_from_db()
     assert held.held_reason == "" and held.status == Batch.Status.PUBLISHED
+
+
+# ---- The Celery task module is where the loop meets Celery ------------------------------------
+
+
+def test_the_beat_task_hands_the_loop_the_chunk_dispatch_and_the_loop_imports_no_task(monkeypatch):
+    handed = []
+    monkeypatch.setattr(tasks, "loop_run_exclusive", lambda **kwargs: handed.append(kwargs))
+
+    assert tasks.run_loop() == {"skipped": "a pass is still running"}
+    assert handed == [{"dispatch": sync_chunks_dispatch}]
+    assert not {"crowd.tasks", "ranking.tasks"} & import_graph(project_modules())["ranking.workflow"]
+
+
+def test_advance_topic_steps_with_the_stored_exclusions_and_runs_no_quality_control(monkeypatch):
+    campaign, latent = campaign_with_topics(1)
+    topic = campaign.topics.get()
+    answer_batch(start_likert(topic), latent, random.Random(3))
+    worker_quality.campaign_quality_refresh(campaign_id=campaign.pk)  # the loop's last QC, stored
+    runs = quality_counter(monkeypatch)
+    calls, publish = publish_recorder()
+    monkeypatch.setattr(workflow, "_publish", publish)
+    result = tasks.advance_topic(topic.pk)
+
+    assert runs == []  # quality control is the loop's, once per campaign
+    assert result["action"] == "likert_done" and len(calls) == 1

@@ -1,12 +1,10 @@
-from decimal import Decimal
-
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.channels.settings import channel_set
 from crowd.marketplaces.registry import channel_policy
-from crowd.work.publishing import round_wording, topic_publish_plans
+from crowd.work.rounds import plans_budget_preview, round_wording, topic_publish_plans
 from ranking.workflow import topic_round_publish
 
 MTURK_CLOSED = channel_policy(Campaign.Channel.MTURK).status_note
@@ -48,7 +46,9 @@ class Command(BaseCommand):
         where = f"{found.get_channel_display()} ({channel_policy(found.channel).environment_label(found.environment)})"
         try:
             if dry_run:
-                self._plans_print(topics=topics, kind=kind, where=where, policy=channel_policy(found.channel))
+                self._plans_print(
+                    campaign=found, topics=topics, kind=kind, where=where, policy=channel_policy(found.channel)
+                )
             else:
                 for one in topics:
                     results = topic_round_publish(topic=one, kind=kind, live=live)
@@ -58,21 +58,22 @@ class Command(BaseCommand):
         except ApplicationError as error:
             raise CommandError(error.message) from None
 
-    def _plans_print(self, *, topics, kind, where, policy):
-        hits, cost, money = 0, Decimal(0), None
+    def _plans_print(self, *, campaign, topics, kind, where, policy):
+        plans = []
         for one in topics:
             for plan in topic_publish_plans(topic=one, kind=kind):
                 self.stdout.write(f"{plan.batch}: {policy.tasks_wording(plan.hits)}, ${plan.cost}")
-                hits, cost, money = hits + plan.hits, cost + plan.cost, plan.money
-        if money is None:
+                plans.append(plan)
+        if not plans:
             self.stdout.write("Nothing to publish.")
             return
-        verdict = (
-            "fits the budget"
-            if money.committed + cost <= money.cap
-            else (f"exceeds the budget by ${money.committed + cost - money.cap}")
-        )
+        budget = plans_budget_preview(campaign=campaign, plans=plans)
+        hits = sum(plan.hits for plan in plans)
+        bonuses = f", ${budget.pending_bonuses} of bonuses granted but not paid yet" if budget.pending_bonuses else ""
+        verdict = "fits the budget" if budget.fits else f"exceeds the budget by ${budget.shortfall}"
         self.stdout.write(
-            f"Dry run: {policy.tasks_wording(hits)} to {where}, ${cost} with fees; ${money.committed} already committed, "
-            f"cap ${money.cap}: {verdict}."
+            f"Dry run: {policy.tasks_wording(hits)} to {where}, ${budget.cost} with fees; ${budget.committed} already "
+            f"committed{bonuses}, cap ${budget.cap}: {verdict}."
         )
+        if budget.refusal is not None:
+            self.stdout.write(f"Publishing would be refused: {budget.refusal.message}")

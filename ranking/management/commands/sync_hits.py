@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand
 
+from crowd.tasks import sync_chunks_dispatch
 from ranking.workflow import loop_run_exclusive
 
 
@@ -11,7 +12,7 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        loop = loop_run_exclusive()
+        loop = loop_run_exclusive(dispatch=sync_chunks_dispatch)  # chunks shared with workers, if any
         if loop is None:
             self.stdout.write("A pass of the loop is running already (a Celery worker's): nothing done.")
             return

@@ -1,0 +1,81 @@
+"""One chunk of a sync pass (crowd.work.sync, points 1–4 of its docstring): its HITs' listings
+fetched per marketplace, then applied, approved, completed — remote calls first, database
+changes in their own transactions."""
+
+import logging
+from collections import defaultdict
+from datetime import datetime
+
+from django.db import transaction
+
+from config.errors import ApplicationError
+from crowd.marketplaces.base import Marketplace, MarketplaceError, NotFoundAtMarketplace
+from crowd.marketplaces.registry import marketplace_for
+from crowd.models import HIT, Assignment
+from crowd.work.review import reviews_record
+from crowd.work.sync.approvals import approvals_due, assignments_approve
+from crowd.work.sync.completion import hits_complete, hits_delete
+from crowd.work.sync.listing import listings_apply
+from crowd.work.sync.report import SyncReport
+from crowd.work.sync.visit import Visit, hits_lock
+
+logger = logging.getLogger(__name__)
+
+Status = Assignment.Status
+
+
+def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
+    """Sync these HITs (a chunk); see the module docstring."""
+    report = SyncReport()
+    hits = HIT.objects.filter(pk__in=hit_ids, complete=False, deleted=False).order_by("pk")
+    groups: dict[tuple[str, str], list[HIT]] = defaultdict(list)
+    for hit in hits.select_related("task__batch__topic__campaign"):
+        groups[hit.task.batch.topic.campaign.channel, hit.environment].append(hit)
+    for (channel, environment), group in groups.items():
+        try:
+            marketplace = marketplace_for(channel=channel, environment=environment)
+        except ApplicationError as error:  # no client for it here, ...
+            for hit in group:
+                _error(report, hit, error.message)
+            continue
+        listed = marketplace.assignments_by_hit([hit.hit_id for hit in group])  # MarketplaceUnavailable: retried
+        visits, gone = [], []
+        for hit in group:
+            remote = listed[hit.hit_id]
+            if isinstance(remote, MarketplaceError):
+                if isinstance(remote, NotFoundAtMarketplace):
+                    gone.append(hit.pk)
+                _error(report, hit, remote.message)
+            else:
+                visits.append(Visit(hit=hit, remote=remote))
+        HIT.objects.filter(pk__in=gone).update(status=HIT.Status.DISPOSED, deleted=True, last_synced_at=now)
+        if visits:
+            _visits_sync(visits=visits, marketplace=marketplace, now=now, report=report)
+    return report
+
+
+def _error(report: SyncReport, hit: HIT, message: str) -> None:
+    logger.error("sync of HIT %s failed: %s", hit.hit_id, message)
+    report.errors.append(f"{hit.hit_id}: {message}")
+
+
+def _visits_sync(*, visits: list[Visit], marketplace: Marketplace, now: datetime, report: SyncReport) -> None:
+    with transaction.atomic():
+        hits_lock(visits)
+        listings_apply(visits=visits, now=now, report=report)
+        due = approvals_due(visits=visits, now=now)
+        HIT.objects.filter(pk__in=[visit.hit.pk for visit in visits]).update(last_synced_at=now)
+    reviews, unavailable = assignments_approve(due=due, marketplace=marketplace, report=report)
+    with transaction.atomic():
+        hits_lock(visits)
+        reviews_record(reviews=reviews)  # what the marketplace did is recorded, even before a failure
+        complete = [] if unavailable else hits_complete(visits=visits, now=now)
+    report.approved += sum(1 for review in reviews if review.status == Status.APPROVED)
+    if unavailable is not None:
+        raise unavailable
+    report.completed += len(complete)
+    hits_delete(hits=complete, marketplace=marketplace)
+    for visit in visits:
+        report.hits += 1
+        report.topic_ids.add(visit.hit.task.batch.topic_id)
+        report.campaign_ids.add(visit.campaign.pk)
