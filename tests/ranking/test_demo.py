@@ -14,9 +14,9 @@ from django.core.management.base import OutputWrapper
 from annotation.models import Campaign, Topic
 from crowd.models import Assignment, WorkSession
 from crowd.simulation.hits import forms_parse
+from dashboard.management.commands import demo
 from ranking.demo import RoundProgress, demo_user, tryout_link_create
 from ranking.export import ranking_rows
-from ranking.management.commands import demo
 from tests.services import free_port
 
 
