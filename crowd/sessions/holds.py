@@ -47,6 +47,7 @@ from crowd.models import (
     Study,
     TaskHold,
     Worker,
+    WorkerBlock,
     WorkerQuality,
     WorkSession,
     session_confirmed,
@@ -112,8 +113,9 @@ def session_consent(session: WorkSession, *, digest: str | None = None, now: dat
 
 
 def worker_turned_away(*, campaign: Campaign, worker: Worker) -> bool:
-    """Blocked, or excluded by quality control in this campaign (an override wins)."""
-    if worker.blocked:
+    """Banned, blocked by this campaign's owner, or excluded by quality control in this
+    campaign (an override wins)."""
+    if worker.blocked or WorkerBlock.objects.reaching(campaign).filter(worker=worker).exists():
         return True
     quality = WorkerQuality.objects.filter(campaign=campaign, worker=worker).first()
     return quality is not None and quality.excluded
