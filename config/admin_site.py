@@ -40,4 +40,6 @@ class AdminSite(admin.AdminSite):
             authentication_form=self.login_form or AdminAuthenticationForm,
             template_name=self.login_template or "admin/login.html",
         )
-        return view(request)
+        response = view(request)
+        assert isinstance(response, HttpResponse), "a login page renders a template or redirects"
+        return response

@@ -454,6 +454,9 @@ class WorkSession(models.Model):
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
     link = models.ForeignKey(ParticipantLink, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
     external_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific's SESSION_ID.")
+    opened_from = models.GenericIPAddressField(
+        null=True, blank=True, help_text="The client address that opened it (config.client_address), for the caps."
+    )
     tasks_target = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     started_at = models.DateTimeField(auto_now_add=True)
