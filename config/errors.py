@@ -48,3 +48,11 @@ def api_exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         return Response(exc.as_dict(), status=exc.http_status)
     return exception_handler(exc, context)
+
+
+class TooBusy(ApplicationError):
+    """A cap on what one client or one entry point may take at once: try again later."""
+
+    code = "too_busy"
+    http_status: int = status.HTTP_429_TOO_MANY_REQUESTS
+    retry_after = 60

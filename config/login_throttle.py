@@ -1,5 +1,6 @@
-"""Failed logins throttled on the two password forms: the API's token endpoint
-(`POST /api/auth/token/`) and the dashboard's login (`POST /accounts/login/`).
+"""Failed logins throttled on every password form: the API's token endpoint
+(`POST /api/auth/token/`), the dashboard's login (`POST /accounts/login/`) and the admin's
+(`POST /admin/login/`, through config/admin_site.py). One rule and one count for all three.
 
 Failures are counted in fixed windows of LOGIN_FAILURE_WINDOW_SECONDS in the rate-limit cache
 (config/security.py's counters: Redis when CACHE_URL names it, so every web worker shares

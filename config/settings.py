@@ -36,7 +36,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # --- Applications -----------------------------------------------------------------------
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.AdminConfig",  # django.contrib.admin with its login throttled (config/admin_site.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -136,6 +136,20 @@ if "RATE_LIMIT_TRUST_FORWARDED_FOR" in env:
     )
 # Failed logins per window on the token endpoint and the dashboard login (config/login_throttle.py),
 # per client address and per username from one address; 0 turns a limit off.
+# Open participant links (issue 24, N3): live sessions a new one is refused beyond (429), per
+# client address on a link and per link (0: no cap); a session whose page shows no activity for
+# LINK_IDLE_RELEASE_SECONDS loses its task's place (the page keeps it while open). Shown on the
+# Channel page.
+LINK_SESSIONS_PER_ADDRESS = env.int("LINK_SESSIONS_PER_ADDRESS", default=3)
+LINK_SESSIONS_PER_LINK = env.int("LINK_SESSIONS_PER_LINK", default=200)
+LINK_IDLE_RELEASE_SECONDS = env.int("LINK_IDLE_RELEASE_SECONDS", default=600)
+# Prolific arrivals (issue 24, N4): arrivals a minute per client address (429 beyond), calls
+# a minute to Prolific that arrivals may make (503 with Retry-After beyond, so sync and
+# publishing keep the rest of the workspace's rate budget), and how long Prolific's verdict on
+# one (PID, SESSION_ID, study) is kept. 0 turns a limit off.
+PROLIFIC_ARRIVALS_PER_ADDRESS = env.int("PROLIFIC_ARRIVALS_PER_ADDRESS", default=20)
+PROLIFIC_ARRIVAL_CALLS_PER_MINUTE = env.int("PROLIFIC_ARRIVAL_CALLS_PER_MINUTE", default=60)
+PROLIFIC_VERDICT_SECONDS = env.int("PROLIFIC_VERDICT_SECONDS", default=30)
 LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=50)
 LOGIN_FAILURES_PER_USERNAME = env.int("LOGIN_FAILURES_PER_USERNAME", default=10)
 LOGIN_FAILURE_WINDOW_SECONDS = env.int("LOGIN_FAILURE_WINDOW_SECONDS", default=900)

@@ -56,7 +56,9 @@ class BonusForm(forms.Form):
 class BlockForm(forms.Form):
     campaign = forms.ModelChoiceField(
         queryset=Campaign.objects.none(),  # those the user may change: see __init__
-        help_text="The block is set, or lifted, at this campaign's marketplace account.",
+        help_text="Only workers who answered in this campaign. The block reaches every campaign of its owner, "
+        "never another researcher's; it is also set at the marketplace's account only when the worker worked "
+        "for nobody else there.",
     )
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), max_length=FEEDBACK_MAX, help_text="Not shown to the worker."
@@ -168,8 +170,9 @@ def unblock_workers(modeladmin, request, queryset):
 @admin.register(Worker)
 class WorkerAdmin(CampaignOwnedAdmin):
     """A worker is shared by every campaign they worked in: a researcher sees those who worked in
-    theirs and may block them at their own campaigns' marketplaces, but only a superuser adds,
-    edits or deletes the row all campaigns share."""
+    theirs and may block them from their own campaigns (crowd.work.review.worker_block), but only
+    a superuser adds, edits or deletes the row all campaigns share, or bans (`blocked`) a worker
+    from the whole site."""
 
     campaign_path = "assignments__task__batch__topic__campaign"
     list_display = ("external_id", "channel", "blocked", "created_at")

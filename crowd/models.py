@@ -13,7 +13,11 @@ class Worker(models.Model):
 
     channel = models.CharField(max_length=16, choices=Campaign.Channel.choices, default=Campaign.Channel.MTURK)
     external_id = models.CharField(max_length=64)
-    blocked = models.BooleanField(default=False)
+    blocked = models.BooleanField(
+        default=False,
+        help_text="Turned away from every campaign of this site: a superuser's ban. A researcher's block is a "
+        "WorkerBlock, which reaches only the campaigns of the blocking campaign's owner.",
+    )
     block_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -128,6 +132,37 @@ class WorkerDecision(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class WorkerBlockQuerySet(models.QuerySet):
+    def reaching(self, campaign: Campaign) -> "WorkerBlockQuerySet":
+        """The one rule of a block's reach: a block set in a campaign turns the worker away
+        from every campaign of the same owner (only from that campaign when it has no owner),
+        never from another owner's. `crowd.hit_page.access` writes the same rule in SQL."""
+        if campaign.owner_id is None:
+            return self.filter(campaign=campaign)
+        return self.filter(models.Q(campaign=campaign) | models.Q(campaign__owner_id=campaign.owner_id))
+
+
+class WorkerBlock(models.Model):
+    """A researcher's block of a worker, set in one of her campaigns (see `reaching`)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="worker_blocks")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="blocks")
+    reason = models.TextField()
+    at_marketplace = models.BooleanField(
+        default=False, help_text="Also blocked at the marketplace's account (crowd.work.review.worker_block)."
+    )
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = WorkerBlockQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "worker"], name="workerblock_unique")]
+
+    def __str__(self):
+        return f"{self.worker} blocked in {self.campaign}"
 
 
 class HITType(models.Model):
@@ -447,6 +482,9 @@ class WorkSession(models.Model):
     study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
     link = models.ForeignKey(ParticipantLink, null=True, blank=True, on_delete=models.CASCADE, related_name="sessions")
     external_session_id = models.CharField(max_length=64, blank=True, help_text="Prolific's SESSION_ID.")
+    opened_from = models.GenericIPAddressField(
+        null=True, blank=True, help_text="The client address that opened it (config.client_address), for the caps."
+    )
     tasks_target = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     started_at = models.DateTimeField(auto_now_add=True)

@@ -2,6 +2,7 @@
 campaign among those the user may see (others are a 404), call crowd.channels or
 crowd.channels.links.links, render."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -52,6 +53,12 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
             "links": [(link, links.link_url(link) if may_edit else None) for link in campaign.participant_links.all()],
             "may_edit": may_edit,
             "participants": links.participants(campaign=campaign),
+            "held": links.held_places(campaign=campaign),
+            "link_caps": {
+                "per_address": settings.LINK_SESSIONS_PER_ADDRESS,
+                "per_link": settings.LINK_SESSIONS_PER_LINK,
+                "idle_minutes": settings.LINK_IDLE_RELEASE_SECONDS / 60,
+            },
             "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
         },
         status=status,

@@ -59,6 +59,11 @@ def _no_submission_rate_limits(settings, request):
         settings.SUBMIT_RATE_PER_ADDRESS = 0
         settings.LOGIN_FAILURES_PER_ADDRESS = 0
         settings.LOGIN_FAILURES_PER_USERNAME = 0
+        # Simulated crowds share one address too (issue 24: tests/attacks set these themselves).
+        settings.LINK_SESSIONS_PER_ADDRESS = 0
+        settings.LINK_SESSIONS_PER_LINK = 0
+        settings.PROLIFIC_ARRIVALS_PER_ADDRESS = 0
+        settings.PROLIFIC_ARRIVAL_CALLS_PER_MINUTE = 0
 
 
 @pytest.fixture(autouse=True)

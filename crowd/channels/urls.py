@@ -12,5 +12,6 @@ urlpatterns = [
     *(path("", include(lifecycle.urls)) for lifecycle in LIFECYCLES),
     path("<uuid:key>/", session_views.session_page, name="session"),
     path("<uuid:key>/consent/", session_views.session_consent, name="consent"),
+    path("<uuid:key>/alive/", session_views.session_alive, name="alive"),
     path("<uuid:key>/mturk/externalSubmit", session_views.answer_copy, name="answer-copy"),
 ]

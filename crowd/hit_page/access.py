@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from annotation.models import Campaign
 from config.errors import ApplicationError
 from config.postgresql.prepared import PreparedStatement
 from crowd.hit_page.content import HitContent
 from crowd.hit_page.params import MAX_ID_LENGTH, HitParams
-from crowd.models import Assignment, Worker, WorkerQuality
+from crowd.models import Assignment, Worker, WorkerBlock, WorkerQuality
 
 # MTurk ids are upper-case letters and digits; other channels may use a few more symbols.
 _ID = re.compile(rf"[\x21-\x7e]{{1,{MAX_ID_LENGTH}}}")
@@ -54,6 +55,8 @@ def hit_access_check(*, content: HitContent, params: HitParams) -> Access:
             cursor,
             [
                 content.campaign_id,
+                content.campaign_id,
+                content.campaign_id,
                 WorkerQuality.Status.EXCLUDED,
                 WorkerQuality.Status.EXCLUDED,
                 content.task_id,
@@ -77,13 +80,20 @@ def hit_access_check(*, content: HitContent, params: HitParams) -> Access:
 
 @functools.cache
 def _worker_state_sql() -> str:
-    """Blocked, excluded in the campaign (an override wins over the computed status), and
+    """Banned or blocked by the campaign's owner (`WorkerBlock.objects.reaching`: a block set
+    in this campaign or another of its owner's), excluded in the campaign (an override wins over the computed status), and
     answered this task. Written as SQL because it runs on every page view, previews
     included, and the ORM spends several times longer compiling it than the database
     spends running it (benchmarks/hit_page_bench.py)."""
     quote = connection.ops.quote_name
     return f"""
-        SELECT w.id, w.blocked,
+        SELECT w.id,
+            w.blocked OR EXISTS (
+                SELECT 1 FROM {quote(WorkerBlock._meta.db_table)} b
+                JOIN {quote(Campaign._meta.db_table)} bc ON bc.id = b.campaign_id
+                WHERE b.worker_id = w.id
+                  AND (b.campaign_id = %s
+                       OR bc.owner_id = (SELECT c.owner_id FROM {quote(Campaign._meta.db_table)} c WHERE c.id = %s))),
             EXISTS (SELECT 1 FROM {quote(WorkerQuality._meta.db_table)} q
                     WHERE q.worker_id = w.id AND q.campaign_id = %s
                       AND (q.override_status = %s OR (q.override_status = '' AND q.computed_status = %s))),

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition
 from config.errors import ApplicationError, NotFound
-from crowd.models import Assignment, Worker, WorkerDecision, WorkerQuality
+from crowd.models import Assignment, WorkerBlock, WorkerDecision, WorkerQuality
 from crowd.qc.counted import CountedLabels, CountedVotes, campaign_traps, counted_likert, counted_votes
 from crowd.qc.likert_part import (
     NO_LIKERT,
@@ -38,7 +38,7 @@ from crowd.qc.likert_part import (
 from crowd.qc.policy import TRAP_FAIL_AT, campaign_qc_policy
 from crowd.qc.statistics import statistics_refresh
 from crowd.quality import HitTimes, comparison_agreement, comparison_exclusion_reasons, time_report
-from crowd.work.review import assignment_reject, worker_block
+from crowd.work.review import assignment_reject, worker_block, worker_in_campaign
 
 logger = logging.getLogger(__name__)
 
@@ -242,8 +242,9 @@ def worker_quality_override(*, campaign_id: int, worker_id: int, status: str, re
         raise ApplicationError("Give a reason for the override: it is recorded with your name.", code="reason_required")
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
-        if campaign is None or not Worker.objects.filter(pk=worker_id).exists():
-            raise NotFound(f"There is no worker {worker_id} in campaign {campaign_id}.")
+        if campaign is None:
+            raise NotFound(f"There is no campaign {campaign_id}.")
+        worker_in_campaign(worker_id=worker_id, campaign_id=campaign_id)
         quality, _ = WorkerQuality.objects.get_or_create(campaign=campaign, worker_id=worker_id)
         quality.override_status, quality.override_reason = status, reason if status else ""
         quality.save(update_fields=["override_status", "override_reason"])
@@ -262,13 +263,14 @@ def excluded_worker_ids(campaign_id: int) -> set[int]:
 
 def _block_policy_schedule(campaign: Campaign) -> None:
     """With the campaign's block policy on (off by default): after commit, block at the
-    marketplace every excluded worker not blocked yet. Asking again at every refresh makes
+    marketplace every excluded worker its owner has not blocked yet. Asking again at every refresh makes
     a failed call heal on the next one."""
     if not campaign.qc_block_excluded:
         return
     workers = list(
         WorkerQuality.objects.excluded()
         .filter(campaign=campaign, worker__blocked=False)
+        .exclude(worker_id__in=WorkerBlock.objects.reaching(campaign).values("worker_id"))
         .order_by("worker_id")
         .values_list("worker_id", flat=True)
     )

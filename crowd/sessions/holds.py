@@ -21,7 +21,8 @@ work in sessions instead. This module hands tasks out to sessions, one at a time
 * A campaign with a consent text hands a session no task before its participant agreed to it
   (`session_consent`, which records when and the text's `consent_digest`); `hold_next`
   refuses with `ConsentRequired`. A text changed after they agreed is asked again before
-  their next task (`consent_due`).
+  their next task (`consent_due`), and an answer given before they agreed again counts
+  nowhere: its hold is released (`answer_consented`, in `hold_submit` and `sessions_verify`).
 * An answer stored by the page counts only when it belongs to a hold of its participant in a
   session its channel confirmed (crowd.models.session_confirmed: a Prolific session is opened
   only for a submission Prolific lists) — `hold_submit`, or `sessions_verify` when the copy
@@ -35,13 +36,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Task
-from config.errors import ApplicationError, Conflict, Gone, NotFound
+from config.errors import ApplicationError, Conflict, Gone, NotFound, TooBusy
 from crowd.marketplaces.registry import policies
 from crowd.models import (
     Assignment,
@@ -49,6 +51,7 @@ from crowd.models import (
     Study,
     TaskHold,
     Worker,
+    WorkerBlock,
     WorkerQuality,
     WorkSession,
     session_confirmed,
@@ -94,6 +97,31 @@ def consent_due(session: WorkSession, campaign: Campaign | None = None) -> bool:
     return bool(current) and session.consent_digest != current
 
 
+def answer_consented(session: WorkSession, answer: Assignment, campaign: Campaign | None = None) -> bool:
+    """The one rule of consent for an answer: it counts only if its participant had agreed to
+    the text in force when it was given — no consent step, or agreement to the current text
+    recorded before the answer was stored. After a change of text, an answer given before the
+    participant agreed again counts nowhere (so is one whose copy arrives after the change:
+    when the text changed is not kept, and the safe side is not to count)."""
+    if not consent_digest((campaign or session.campaign).consent_text):
+        return True
+    if consent_due(session, campaign):
+        return False
+    return session.consented_at is not None and answer.submitted_at >= session.consented_at
+
+
+def _answer_refused_for_consent(*, hold: TaskHold, answer: Assignment, now: datetime) -> None:
+    """Free the hold's place for someone else and mark the answer unverified: it counts nowhere."""
+    TaskHold.objects.filter(pk=hold.pk, submitted_at__isnull=True, released_at__isnull=True).update(released_at=now)
+    Assignment.objects.filter(pk=answer.pk).update(verification=Verification.UNVERIFIED)
+
+
+CONSENT_CHANGED_ANSWER = (
+    "The study information changed after you agreed to it, so this answer was not counted. "
+    "Please read the new information; if you agree, you will get your next task."
+)
+
+
 def session_consent(session: WorkSession, *, digest: str | None = None, now: datetime | None = None) -> WorkSession:
     """The participant agreed to the consent text whose `consent_digest` is `digest` (the page
     they read; None: the campaign's text now): recorded with the time, once per text (a second
@@ -114,8 +142,9 @@ def session_consent(session: WorkSession, *, digest: str | None = None, now: dat
 
 
 def worker_turned_away(*, campaign: Campaign, worker: Worker) -> bool:
-    """Blocked, or excluded by quality control in this campaign (an override wins)."""
-    if worker.blocked:
+    """Banned, blocked by this campaign's owner, or excluded by quality control in this
+    campaign (an override wins)."""
+    if worker.blocked or WorkerBlock.objects.reaching(campaign).filter(worker=worker).exists():
         return True
     quality = WorkerQuality.objects.filter(campaign=campaign, worker=worker).first()
     return quality is not None and quality.excluded
@@ -190,8 +219,11 @@ def study_slots_free(*, study: Study, now: datetime | None = None) -> int:
     return sum(max(0, needed - held) for needed, held in slots)
 
 
-def link_session_open(*, link: ParticipantLink, worker: Worker) -> WorkSession:
-    """The participant's unfinished session through this link, or a new one."""
+def link_session_open(*, link: ParticipantLink, worker: Worker, address: str | None = None) -> WorkSession:
+    """The participant's unfinished session through this link, or a new one. A new session on
+    an open link from `address` (config.client_address) is refused (`TooBusy`) while that
+    address has LINK_SESSIONS_PER_ADDRESS live sessions on the link, or the link has
+    LINK_SESSIONS_PER_LINK: invented codes cannot take every place (issue 24, N3)."""
     if link.revoked:
         raise Gone("This link was withdrawn by the researcher.", code="link_revoked")
     with transaction.atomic():
@@ -201,14 +233,49 @@ def link_session_open(*, link: ParticipantLink, worker: Worker) -> WorkSession:
             .first()
         )
         if session is None:
+            if address is not None and link.kind == ParticipantLink.Kind.OPEN:
+                _link_caps_check(link=link, address=address)
             session = WorkSession.objects.create(
                 campaign=link.campaign,
                 worker=worker,
                 link=link,
                 key=uuid.uuid4(),
                 tasks_target=link.campaign.tasks_per_session,
+                opened_from=address,
             )
     return session
+
+
+def live_sessions(*, now: datetime | None = None):
+    """Sessions holding a task's place now: what an open link's caps count (a session with
+    nothing to do, or whose place was released for idleness, hoards nothing)."""
+    now = now or timezone.now()
+    holding = TaskHold.objects.filter(
+        session=OuterRef("pk"), submitted_at__isnull=True, released_at__isnull=True, expires_at__gt=now
+    )
+    return WorkSession.objects.filter(status=WorkSession.Status.ACTIVE).filter(Exists(holding))
+
+
+def _link_caps_check(*, link: ParticipantLink, address: str, session: WorkSession | None = None) -> None:
+    """Checked when a session opens and again when it takes a place, under the campaign's
+    row lock (which hands out the places too): sessions opened first and loaded later cannot
+    get past the caps together."""
+    Campaign.objects.select_for_update().filter(pk=link.campaign_id).first()
+    live = live_sessions().filter(link=link)
+    if session is not None:
+        live = live.exclude(pk=session.pk)
+    per_address, per_link = settings.LINK_SESSIONS_PER_ADDRESS, settings.LINK_SESSIONS_PER_LINK
+    if per_address and live.filter(opened_from=address).count() >= per_address:
+        raise TooBusy(
+            f"{per_address} sessions are already open on this link from your network. Finish one, or try again "
+            "in a few minutes.",
+            code="link_sessions_per_address",
+        )
+    if per_link and live.count() >= per_link:
+        raise TooBusy(
+            "This link has as many participants working as it allows right now. Please try again in a few minutes.",
+            code="link_sessions_per_link",
+        )
 
 
 def session_is_confirmed(session: WorkSession) -> bool:
@@ -275,12 +342,17 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
             raise ConsentRequired("Please read the study information and agree to it before your next task.")
         current = hold_current(session, now=now)
         if current is not None:
+            hold_keep(current, session=session, campaign=campaign, now=now)
             return current
         if session.status != WorkSession.Status.ACTIVE or _done(session) >= session.tasks_target:
             return None
         task = _task_free_for(session, now=now)
         if task is None:
             return None
+        if session.link_id is not None and session.opened_from:
+            assert session.link is not None, "link_id is set"
+            if session.link.kind == ParticipantLink.Kind.OPEN:
+                _link_caps_check(link=session.link, address=session.opened_from, session=session)
         position = (session.holds.order_by("-position").values_list("position", flat=True).first() or 0) + 1
         return TaskHold.objects.create(
             session=session,
@@ -288,8 +360,39 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
             assignment_id="S" + uuid.uuid4().hex.upper(),
             position=position,
             held_at=now,
-            expires_at=now + timedelta(seconds=campaign.assignment_duration_seconds),
+            expires_at=_hold_expiry(session, campaign=campaign, held_at=now, now=now),
         )
+
+
+def _hold_expiry(session: WorkSession, *, campaign: Campaign, held_at: datetime, now: datetime) -> datetime:
+    """The campaign's assignment duration from when it was held; on a participant link, no
+    more than LINK_IDLE_RELEASE_SECONDS from the page's last sign of life."""
+    end = held_at + timedelta(seconds=campaign.assignment_duration_seconds)
+    if session.link_id is None or settings.LINK_IDLE_RELEASE_SECONDS <= 0:
+        return end
+    return min(end, now + timedelta(seconds=settings.LINK_IDLE_RELEASE_SECONDS))
+
+
+def hold_keep(hold: TaskHold, *, session: WorkSession, campaign: Campaign, now: datetime) -> None:
+    """The session's page is open (shown, or its heartbeat): keep the task's place for another
+    idle window, never beyond the assignment duration."""
+    expires = _hold_expiry(session, campaign=campaign, held_at=hold.held_at, now=now)
+    if expires > hold.expires_at:
+        TaskHold.objects.filter(pk=hold.pk).update(expires_at=expires)
+        hold.expires_at = expires
+
+
+def session_alive(session: WorkSession, *, now: datetime | None = None) -> bool:
+    """The heartbeat of the session's page: keep the place of the task in hand. False when
+    there is none (released for idleness, answered, or the session is over)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=session.campaign_id)
+        current = hold_current(session, now=now)
+        if current is None or session.status != WorkSession.Status.ACTIVE:
+            return False
+        hold_keep(current, session=session, campaign=campaign, now=now)
+    return True
 
 
 def session_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold | None:
@@ -346,9 +449,11 @@ def progress(session: WorkSession, *, now: datetime | None = None) -> SessionPro
 def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | None = None) -> TaskHold:
     """The HIT page stored the answer of `assignment_id` and sent its copy here: count it.
 
-    Idempotent. Refuses an assignment that was not handed to this session, and one whose
-    answer is not stored (nothing to count)."""
+    Idempotent. Refuses an assignment that was not handed to this session, one whose
+    answer is not stored (nothing to count), and one given without agreement to the consent
+    text in force (`answer_consented`): its hold is released and its answer counts nowhere."""
     now = now or timezone.now()
+    refused = False
     with transaction.atomic():
         hold = session.holds.select_for_update().filter(assignment_id=assignment_id).first()
         if hold is None:
@@ -369,9 +474,16 @@ def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | Non
                 "Your answer to this task was not saved. Go back to the task and submit it again.",
                 code="answer_missing",
             )
-        _hold_count(hold=hold, answer=answer, now=now)
-        if _done(session) >= session.tasks_target:
-            session_finish(session, now=now)
+        session.refresh_from_db(fields=["consented_at", "consent_digest"])
+        if hold.submitted_at is None and not answer_consented(session, answer):
+            _answer_refused_for_consent(hold=hold, answer=answer, now=now)
+            refused = True
+        else:
+            _hold_count(hold=hold, answer=answer, now=now)
+            if _done(session) >= session.tasks_target:
+                session_finish(session, now=now)
+    if refused:  # after the commit: the release and the refusal stay
+        raise ConsentRequired(CONSENT_CHANGED_ANSWER)
     return hold
 
 
@@ -451,9 +563,13 @@ def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> Verify
                 .filter(assignment_id=answer.assignment_id, task_id=answer.task_id, session__worker_id=answer.worker_id)
                 .filter(session_confirmed("session__"))
                 .exclude(WITHDRAWN)
-                .select_related("session")
+                .select_related("session__campaign")
                 .first()
             )
+            if hold is not None and hold.submitted_at is None and not answer_consented(hold.session, answer):
+                _answer_refused_for_consent(hold=hold, answer=answer, now=now)
+                report.unverified += 1
+                continue
             if hold is None:
                 Assignment.objects.filter(pk=answer.pk).update(verification=Verification.UNVERIFIED)
                 report.unverified += 1

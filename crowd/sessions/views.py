@@ -9,6 +9,7 @@ session's address. The HIT page stores the answer and posts its copy to
 window on to the next task, or to the channel's completion step after the last one.
 """
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -16,7 +17,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from config.errors import ApplicationError, NotFound
+from config.errors import ApplicationError, NotFound, TooBusy
 from crowd.hit_page.params import HitParams
 from crowd.marketplaces.registry import channel_policy
 from crowd.models import WorkSession
@@ -40,7 +41,12 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
         return message_page(request, "This session has ended", "You returned this study or ran out of time. Thank you.")
     if session.status == WorkSession.Status.ACTIVE and holds.consent_due(session):
         return _consent_page(request, session)
-    hold = holds.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
+    try:
+        hold = holds.session_next(session) if session.status == WorkSession.Status.ACTIVE else None
+    except TooBusy as busy:  # an open link's caps (holds._link_caps_check)
+        response = message_page(request, "Please try again in a few minutes", busy.message, busy.http_status)
+        response["Retry-After"] = str(busy.retry_after)
+        return response
     if hold is None and session.status == WorkSession.Status.ACTIVE:
         return _nothing_left(request, session)
     if hold is None:
@@ -62,6 +68,8 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
             "percent": round(100 * progress.done / progress.target),
             "task_url": f"{reverse('hit:page', args=[hold.task.uuid])}?{query}",
             "task_title": session.campaign.title_for(hold.task.kind),  # a Likert or an ordering task's own
+            "alive_url": reverse("sessions:alive", args=[session.key]) if session.link_id else "",
+            "alive_seconds": max(15, settings.LINK_IDLE_RELEASE_SECONDS // 3),
         },
     )
 
@@ -116,6 +124,18 @@ def answer_copy(request: HttpRequest, key) -> HttpResponse:
         back = reverse("sessions:session", args=[key])
         return render(request, "session/not_counted.html", {"error": error, "back": back}, status=error.http_status)
     return render(request, "session/saved.html", {"next": reverse("sessions:session", args=[session.key])})
+
+
+@csrf_exempt
+@require_POST
+def session_alive(request: HttpRequest, key) -> HttpResponse:
+    """The session page's heartbeat (static/js/session-alive.js): keeps the task's place while
+    the page is open. 204, or 410 when there is no place left to keep; the key is the secret."""
+    try:
+        session = holds.session_get(key)
+    except NotFound:
+        return HttpResponse(status=404)
+    return HttpResponse(status=204 if holds.session_alive(session) else 410)
 
 
 # ---- Endings ------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign
-from config.errors import ApplicationError, Conflict
+from config.errors import ApplicationError, Conflict, NotFound
 from crowd.marketplaces.base import (
     CENT,
     DuplicateRequest,
@@ -36,7 +36,7 @@ from crowd.marketplaces.base import (
     OutcomeUnknown,
 )
 from crowd.marketplaces.registry import get_marketplace
-from crowd.models import CONFIRMED, HIT, Assignment, Bonus, Worker, WorkerDecision
+from crowd.models import CONFIRMED, HIT, Assignment, Bonus, Worker, WorkerBlock, WorkerDecision
 from crowd.work import ledger
 
 Status = Assignment.Status
@@ -195,35 +195,80 @@ def assignment_reject(*, assignment_id: int, reason: str, decided_by=None) -> No
     )
 
 
-def worker_block(*, worker_id: int, campaign_id: int, reason: str, decided_by=None) -> None:
-    """Block the worker at the campaign's marketplace; our HIT pages turn them away too."""
-    _block_set(worker_id=worker_id, campaign_id=campaign_id, reason=reason, decided_by=decided_by, blocked=True)
+def worker_in_campaign(*, worker_id: int, campaign_id: int) -> Worker:
+    """The worker, if they answered in the campaign: the one rule of whom a researcher's
+    decisions (block, exclude, include) may reach. Anyone else is refused, whatever id is
+    typed: a worker id is not secret, and another researcher's worker is not hers to judge."""
+    worker = Worker.objects.filter(pk=worker_id, assignments__task__batch__topic__campaign_id=campaign_id).first()
+    if worker is None:
+        raise NotFound(
+            f"Worker {worker_id} never answered in this campaign: a decision about a worker applies only to "
+            "those who worked in it. Nothing was changed.",
+            code="worker_not_in_campaign",
+        )
+    return worker
+
+
+def _marketplace_block_allowed(campaign: Campaign, worker: Worker) -> bool:
+    """A marketplace's block is account-wide (MTurk's CreateWorkerBlock stops the worker from
+    every HIT of the requester account, whoever's campaign it serves), and one account may
+    serve several researchers. So it is sent only when the channel confirmed an answer of the
+    worker in this owner's campaigns and the worker answered in no other owner's campaign;
+    otherwise the block holds on our pages only."""
+    theirs = Assignment.objects.filter(worker=worker)
+    if campaign.owner_id is None:
+        others = theirs.exclude(task__batch__topic__campaign=campaign)
+        own = theirs.filter(task__batch__topic__campaign=campaign)
+    else:
+        others = theirs.exclude(task__batch__topic__campaign__owner_id=campaign.owner_id)
+        own = theirs.filter(task__batch__topic__campaign__owner_id=campaign.owner_id)
+    return own.confirmed().exists() and not others.exists()
+
+
+def worker_block(*, worker_id: int, campaign_id: int, reason: str, decided_by=None) -> WorkerBlock:
+    """Block a worker who answered in the campaign: our pages turn them away from every
+    campaign of its owner (`WorkerBlock.objects.reaching`), and the marketplace's account
+    blocks them too when no other researcher's work is at stake (`_marketplace_block_allowed`).
+    Safe to repeat."""
+    reason = _reason_check(reason, what="A block")
+    campaign = Campaign.objects.get(pk=campaign_id)
+    worker = worker_in_campaign(worker_id=worker_id, campaign_id=campaign_id)
+    existing = WorkerBlock.objects.filter(campaign=campaign, worker=worker).first()
+    if existing is not None:
+        return existing
+    remote = _marketplace_block_allowed(campaign, worker)
+    if remote:
+        get_marketplace(campaign).worker_block(worker.external_id, reason=reason)
+    with transaction.atomic():
+        block, created = WorkerBlock.objects.get_or_create(
+            campaign=campaign,
+            worker=worker,
+            defaults={"reason": reason, "at_marketplace": remote, "decided_by": decided_by},
+        )
+        if created:
+            where = "" if remote else " (on our pages only: the worker also works for other researchers of the account)"
+            WorkerDecision.objects.create(
+                campaign=campaign, worker=worker, action="block", reason=reason + where, decided_by=decided_by
+            )
+    return block
 
 
 def worker_unblock(*, worker_id: int, campaign_id: int, reason: str, decided_by=None) -> None:
-    """Lift a block at the campaign's marketplace and on our pages: the worker may take HITs
-    again (quality control's exclusions stay as they are)."""
-    _block_set(worker_id=worker_id, campaign_id=campaign_id, reason=reason, decided_by=decided_by, blocked=False)
-
-
-def _block_set(*, worker_id: int, campaign_id: int, reason: str, decided_by, blocked: bool) -> None:
-    reason = _reason_check(reason, what="A block" if blocked else "Lifting a block")
+    """Lift every block that reaches the campaign, on our pages and, where one was set there,
+    at the marketplace: the worker may take its owner's tasks again (quality control's
+    exclusions stay as they are). Safe to repeat."""
+    reason = _reason_check(reason, what="Lifting a block")
     campaign = Campaign.objects.get(pk=campaign_id)
-    worker = Worker.objects.get(pk=worker_id)
-    marketplace = get_marketplace(campaign)
-    (marketplace.worker_block if blocked else marketplace.worker_unblock)(worker.external_id, reason=reason)
+    worker = worker_in_campaign(worker_id=worker_id, campaign_id=campaign_id)
+    blocks = WorkerBlock.objects.reaching(campaign).filter(worker=worker)
+    if blocks.filter(at_marketplace=True).exists():
+        get_marketplace(campaign).worker_unblock(worker.external_id, reason=reason)
     with transaction.atomic():
-        worker = Worker.objects.select_for_update().get(pk=worker_id)
-        worker.blocked = blocked
-        worker.block_reason = reason if blocked else ""
-        worker.save(update_fields=["blocked", "block_reason"])
-        WorkerDecision.objects.create(
-            campaign=campaign,
-            worker=worker,
-            action="block" if blocked else "unblock",
-            reason=reason,
-            decided_by=decided_by,
-        )
+        deleted, _ = blocks.delete()
+        if deleted:
+            WorkerDecision.objects.create(
+                campaign=campaign, worker=worker, action="unblock", reason=reason, decided_by=decided_by
+            )
 
 
 def bonus_grant(*, assignment_id: int, amount: Decimal, reason: str, decided_by=None) -> Bonus:

@@ -87,7 +87,24 @@ class _WorkerWithCampaignQualities(Protocol):
     campaign_qualities: list[WorkerQuality]  # Prefetch(to_attr=...) in CampaignWorkerViewSet
 
 
+class WorkerFilterSerializer(serializers.Serializer):
+    include = serializers.ChoiceField(
+        choices=[("unconfirmed", "unconfirmed")],
+        required=False,
+        help_text="unconfirmed: also list workers none of whose answers here its channel confirmed (pending or "
+        "unverified: ids anyone can type, counted nowhere).",
+    )
+
+
 class CampaignWorkerSerializer(serializers.ModelSerializer):
+    blocked = serializers.BooleanField(
+        source="blocked_here",
+        read_only=True,
+        help_text="Turned away from this campaign: blocked in a campaign of its owner, or banned from the site.",
+    )
+    confirmed = serializers.BooleanField(
+        read_only=True, help_text="The channel confirmed at least one of the worker's answers in this campaign."
+    )
     assignments = serializers.IntegerField(
         source="assignment_count", read_only=True, help_text="Assignments in this campaign."
     )
@@ -95,7 +112,7 @@ class CampaignWorkerSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Worker
-        fields = ("id", "external_id", "channel", "blocked", "assignments", "quality")
+        fields = ("id", "external_id", "channel", "blocked", "confirmed", "assignments", "quality")
         read_only_fields = fields
 
     @extend_schema_field(WorkerQualitySerializer(allow_null=True))

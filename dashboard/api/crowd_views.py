@@ -1,6 +1,6 @@
 """REST endpoints of the crowd app: a campaign's HITs, its workers, its participant links (thin)."""
 
-from django.db.models import Count, OuterRef, Prefetch, Q
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -14,7 +14,7 @@ from crowd.channels import settings as channels
 from crowd.channels.links import links
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.marketplaces.prolific.study_opening import seconds_per_task
-from crowd.models import HIT, Assignment, ParticipantLink, Worker, WorkerQuality
+from crowd.models import HIT, Assignment, AssignmentQuerySet, ParticipantLink, Worker, WorkerBlock, WorkerQuality
 from dashboard.api.campaign_views import CampaignScoped, rows_counted
 from dashboard.api.crowd_serializers import (
     CampaignWorkerSerializer,
@@ -23,6 +23,7 @@ from dashboard.api.crowd_serializers import (
     HITSerializer,
     LinksCreateSerializer,
     ParticipantLinkSerializer,
+    WorkerFilterSerializer,
 )
 
 
@@ -52,8 +53,10 @@ class HITViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSet)
 
 
 @extend_schema(tags=["workers"])
+@extend_schema_view(list=extend_schema(parameters=[WorkerFilterSerializer]))
 class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """Workers who submitted at least one assignment in the campaign, with their quality figures."""
+    """Workers with an answer in the campaign its channel confirmed, with their quality figures;
+    `?include=unconfirmed` adds those whose answers no channel confirmed (`confirmed: false`)."""
 
     queryset = Worker.objects.none()
     serializer_class = CampaignWorkerSerializer
@@ -63,9 +66,19 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
         # index, task → batch → topic, stopping at the first of the campaign. Asked by the
         # assignment's campaign, the planner hashed the campaign's batches and topics once per
         # worker instead (15 s for the 6,000 workers of 300 topics).
+        filters = self.validated_query(WorkerFilterSerializer)
         tasks = Task.objects.filter(batch__topic__campaign=self.campaign).values("pk")
+        answers: AssignmentQuerySet = Assignment.objects.filter(task_id__in=tasks)
+        confirmed = answers.confirmed().filter(worker_id=OuterRef("pk"))
+        # By default only workers the channel confirmed: an unconfirmed id is anyone's to type.
+        stored = answers if filters.get("include") == "unconfirmed" else answers.confirmed()
         return (
-            Worker.objects.filter(pk__in=Assignment.objects.filter(task_id__in=tasks).values("worker_id"))
+            Worker.objects.filter(pk__in=stored.values("worker_id"))
+            .annotate(
+                confirmed=Exists(confirmed),
+                blocked_here=Q(blocked=True)
+                | Exists(WorkerBlock.objects.reaching(self.campaign).filter(worker_id=OuterRef("pk"))),
+            )
             .prefetch_related(
                 Prefetch(
                     "qualities",

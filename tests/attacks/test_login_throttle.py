@@ -1,5 +1,6 @@
-"""F13 (issue 15): 30 wrong passwords in a row on /api/auth/token/ were all answered. Now failed
-logins on the token endpoint and the dashboard login are counted per client address and per
+"""F13 (issue 15) and N2 (issue 24): 30 wrong passwords in a row on /api/auth/token/, and 60 on
+/admin/login/, were all answered. Now failed logins on the token endpoint, the dashboard
+login and the admin's login are counted per client address and per
 username from that address (config/login_throttle.py); over a limit the answer is 429 with
 Retry-After, whatever the password, until the window ends. A right password from another
 address still works, a successful login counts nothing, and the count starts again in the
@@ -26,7 +27,12 @@ ATTACKER = "198.51.100.7"
 ELSEWHERE = "203.0.113.9"
 TOKEN = "/api/auth/token/"
 LOGIN = "/accounts/login/"
-ENDPOINTS = {"token endpoint": (TOKEN, 400, 200), "dashboard login": (LOGIN, 200, 302)}
+ADMIN_LOGIN = "/admin/login/"
+ENDPOINTS = {
+    "token endpoint": (TOKEN, 400, 200),
+    "dashboard login": (LOGIN, 200, 302),
+    "admin login": (ADMIN_LOGIN, 200, 302),  # issue 24, N2
+}
 
 
 class Clock:
@@ -62,7 +68,7 @@ def limits(settings):
 
 @pytest.fixture
 def researcher(django_user_model):
-    return django_user_model.objects.create_user("ada", password=PASSWORD)
+    return django_user_model.objects.create_user("ada", password=PASSWORD, is_staff=True)  # the admin's too
 
 
 def attempt(address: str, url: str, username: str, password: str):
@@ -102,6 +108,27 @@ def test_the_dashboard_refusal_is_the_login_page_with_the_reason(limits, researc
     assert answer.status_code == 429
     page = answer.content.decode()
     assert "Too many failed logins from this address: wait" in page and 'name="password"' in page
+
+
+def test_the_admin_refusal_is_the_admin_login_page_with_the_reason(limits, researcher, clock):
+    """N2 (issue 24): 60 wrong superuser passwords on /admin/login/ were all answered."""
+    for n in range(5):
+        attempt(ATTACKER, ADMIN_LOGIN, "ada", f"guess-{n}")
+
+    answer = attempt(ATTACKER, ADMIN_LOGIN, "ada", PASSWORD)
+
+    assert answer.status_code == 429 and 1 <= int(answer["Retry-After"]) <= 2
+    page = answer.content.decode()
+    assert "Too many failed logins from this address: wait" in page and 'name="password"' in page
+    assert "_auth_user_id" not in answer.wsgi_request.session
+
+
+def test_the_three_logins_share_one_count(limits, researcher, clock):
+    """One rule, one count: failures on any login form use up the same budget."""
+    for n, url in enumerate([TOKEN, LOGIN, ADMIN_LOGIN, TOKEN, LOGIN]):
+        attempt(ATTACKER, url, "ada", f"guess-{n}")
+
+    assert attempt(ATTACKER, ADMIN_LOGIN, "ada", PASSWORD).status_code == 429
 
 
 @pytest.mark.parametrize(("url", "refused", "accepted"), ENDPOINTS.values(), ids=ENDPOINTS.keys())

@@ -11,7 +11,7 @@ from urllib.parse import urljoin
 
 import pytest
 import requests
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.test import Client
 from django.urls import reverse
 
@@ -45,6 +45,7 @@ NOT_LISTED = "Prolific does not list you in this study"
 @pytest.fixture(autouse=True)
 def _site(local_prolific, settings, waits):  # noqa: F811
     cache.clear()
+    caches["ratelimit"].clear()  # the arrivals' counts (issue 24, N4)
     settings.SITE_URL = local_prolific  # the study URL must reach the live server
 
 
@@ -211,3 +212,87 @@ def test_answers_of_sessions_prolific_does_not_list_are_never_verified(local_pro
     assert url is not None
     done, _ = ann.session_work(ann.http.get(url, timeout=30))
     assert done == 2
+
+
+# ---- N4 (issue 24): a flood of arrivals is bounded ------------------------------------------
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The calls arrivals make to Prolific (the local endpoint, over HTTP), counted."""
+    from crowd.marketplaces.prolific import client as prolific
+
+    made: list[str] = []
+    original = prolific.ProlificClient.submission_get
+
+    def counted(self, submission_id):
+        made.append(submission_id)
+        return original(self, submission_id)
+
+    monkeypatch.setattr(prolific.ProlificClient, "submission_get", counted)
+    return made
+
+
+def test_600_invented_arrivals_make_a_bounded_number_of_calls_and_a_real_participant_gets_in(
+    local_prolific,  # noqa: F811
+    study,
+    calls,
+    settings,
+):
+    settings.PROLIFIC_ARRIVALS_PER_ADDRESS = 20
+    settings.PROLIFIC_ARRIVAL_CALLS_PER_MINUTE = 60
+    flood = Client(REMOTE_ADDR="198.51.100.7")
+    answers = [
+        flood.get(
+            "/s/prolific/",
+            {"PROLIFIC_PID": f"5f00000000000000fake{n:04d}", "STUDY_ID": study.study_id, "SESSION_ID": f"S{n:023d}"},
+        )
+        for n in range(600)
+    ]
+
+    codes = [answer.status_code for answer in answers]
+    assert codes == [403] * 20 + [429] * 580
+    assert all(answer["Retry-After"] == "60" for answer in answers[20:])
+    assert "please try again in a minute" in answers[-1].content.decode()
+    assert len(calls) == 20  # not 600
+    _nothing_taken()
+
+    # A real participant, from their own address, still gets in.
+    ann = _start(local_prolific, study.study_id, "5f00000000000000000000a1")
+    real = Client(REMOTE_ADDR="203.0.113.9").get(
+        "/s/prolific/",
+        {"PROLIFIC_PID": ann["participant_id"], "STUDY_ID": study.study_id, "SESSION_ID": ann["submission_id"]},
+    )
+    assert real.status_code == 302
+
+
+def test_a_distributed_flood_gets_a_polite_503_once_the_arrivals_budget_is_spent(
+    local_prolific,  # noqa: F811
+    study,
+    calls,
+    settings,
+):
+    settings.PROLIFIC_ARRIVAL_CALLS_PER_MINUTE = 30
+    answers = [
+        Client(REMOTE_ADDR=f"10.0.{n // 250}.{n % 250}").get(
+            "/s/prolific/",
+            {"PROLIFIC_PID": f"5f00000000000000fake{n:04d}", "STUDY_ID": study.study_id, "SESSION_ID": f"S{n:023d}"},
+        )
+        for n in range(60)
+    ]
+
+    assert [answer.status_code for answer in answers] == [403] * 30 + [503] * 30
+    assert answers[-1]["Retry-After"] == "60" and "try again in a minute" in answers[-1].content.decode()
+    assert len(calls) == 30
+    _nothing_taken()
+
+
+def test_the_same_arrival_repeated_asks_prolific_once(local_prolific, study, calls):  # noqa: F811
+    ann = _start(local_prolific, study.study_id, "5f00000000000000000000a1")
+    for _ in range(5):
+        _arrive("5f0000000000000000fake01", study.study_id, ann["submission_id"])  # someone else's session id
+    answers = [_arrive(ann["participant_id"], study.study_id, ann["submission_id"]) for _ in range(5)]
+
+    assert len(calls) == 2  # one verdict each, kept PROLIFIC_VERDICT_SECONDS
+    assert {answer["Location"] for answer in answers} == {answers[0]["Location"]}
+    assert WorkSession.objects.count() == 1

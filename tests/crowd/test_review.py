@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from config.errors import ApplicationError, Conflict
 from crowd.marketplaces.base import MarketplaceError
-from crowd.models import HIT, Assignment, Bonus, Worker, WorkerDecision
+from crowd.models import HIT, Assignment, Bonus, Worker, WorkerBlock, WorkerDecision
 from crowd.work import ledger, review
 from crowd.work.publishing import batch_publish
 from crowd.work.sync import assignments_sync
@@ -98,8 +98,9 @@ def test_block_reaches_mturk_and_our_pages(local_turk, submitted):
 
     blocks = local_turk.client.list_worker_blocks()["WorkerBlocks"]
     assert blocks == [{"WorkerId": "AWORKERONE0001", "Reason": "Copies answers across HITs."}]
-    worker = Worker.objects.get(pk=submitted.worker_id)
-    assert worker.blocked and worker.block_reason == "Copies answers across HITs."
+    block = WorkerBlock.objects.get()
+    assert (block.campaign, block.worker_id, block.at_marketplace) == (campaign, submitted.worker_id, True)
+    assert not Worker.objects.get(pk=submitted.worker_id).blocked  # the site-wide ban stays a superuser's
     assert WorkerDecision.objects.get().action == "block"
 
 
@@ -112,8 +113,7 @@ def test_unblock_lifts_the_block_at_mturk_and_on_our_pages(local_turk, submitted
     review.worker_unblock(worker_id=submitted.worker_id, campaign_id=campaign.pk, reason="A person after all.")
 
     assert local_turk.client.list_worker_blocks()["WorkerBlocks"] == []
-    worker = Worker.objects.get(pk=submitted.worker_id)
-    assert not worker.blocked and worker.block_reason == ""
+    assert not WorkerBlock.objects.exists()
     assert list(WorkerDecision.objects.order_by("id").values_list("action", "reason")) == [
         ("block", "Looked like a script."),
         ("unblock", "A person after all."),
@@ -254,7 +254,7 @@ def test_admin_pays_a_bonus_and_blocks_a_worker(local_turk, submitted, admin_cli
     )
 
     assert Bonus.objects.get().amount == D("0.50")
-    assert Worker.objects.get(pk=submitted.worker_id).blocked
+    assert WorkerBlock.objects.filter(worker_id=submitted.worker_id).exists()
     assert sorted(WorkerDecision.objects.values_list("action", flat=True)) == ["block", "bonus"]
 
     admin_client.post(
@@ -268,5 +268,5 @@ def test_admin_pays_a_bonus_and_blocks_a_worker(local_turk, submitted, admin_cli
         },
     )
 
-    assert not Worker.objects.get(pk=submitted.worker_id).blocked
+    assert not WorkerBlock.objects.exists()
     assert local_turk.client.list_worker_blocks()["WorkerBlocks"] == []

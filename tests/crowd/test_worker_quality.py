@@ -13,7 +13,7 @@ from annotation.models import Batch
 from config.errors import ApplicationError
 from crowd.hit_page.content import ProcessCache, hit_content_get
 from crowd.hit_page.store import answer_submit
-from crowd.models import Assignment, LikertLabel, Worker, WorkerDecision, WorkerQuality
+from crowd.models import Assignment, LikertLabel, WorkerBlock, WorkerDecision, WorkerQuality
 from crowd.qc import worker_quality
 from crowd.qc.counted import counted_labels
 from crowd.qc.report import campaign_quality_report
@@ -196,7 +196,9 @@ def test_block_policy_blocks_excluded_workers_after_commit(crowd, monkeypatch, d
     assert blocked[0]["reason"] == f"Excluded by quality control in campaign {campaign.slug}."
 
     # Workers already blocked are not asked for again.
-    Worker.objects.filter(pk__in=ids(crowd, "rev", "careless")).update(blocked=True)
+    WorkerBlock.objects.bulk_create(
+        WorkerBlock(campaign=campaign, worker_id=pk, reason="Excluded.") for pk in ids(crowd, "rev", "careless")
+    )
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         campaign_quality_refresh(campaign_id=campaign.pk)
     assert callbacks == [] and len(blocked) == 2

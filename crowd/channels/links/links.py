@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
-from crowd.models import ParticipantLink, Worker, WorkerQuality, WorkSession
+from crowd.models import ParticipantLink, TaskHold, Worker, WorkerQuality, WorkSession
 from crowd.sessions import holds
 from crowd.sessions.consent import consent_version
 
@@ -112,6 +112,52 @@ def link_consent_versions(*, campaign: Campaign) -> dict[int, str]:
     return {link_id: " ".join(sorted(found)) for link_id, found in versions.items()}
 
 
+def _participant_name(link: ParticipantLink, external_id: str) -> str:
+    """A personal link's label, or the code an open link's participant typed."""
+    return link.label if link.kind == Kind.PERSONAL else external_id.split("-", 1)[-1]
+
+
+@dataclass(frozen=True)
+class HeldPlace:
+    """A task's place a link participant holds now, and until when unless their page is open."""
+
+    participant: str
+    link: ParticipantLink
+    task: str
+    opened_from: str
+    held_since: datetime
+    until: datetime
+
+
+def held_places(*, campaign: Campaign, now: datetime | None = None) -> list[HeldPlace]:
+    """Every place held through the campaign's links now (issue 24, N3): by whom, from which
+    address, since and until when."""
+    now = now or timezone.now()
+    held = (
+        TaskHold.objects.filter(
+            session__campaign=campaign,
+            session__link__isnull=False,
+            submitted_at__isnull=True,
+            released_at__isnull=True,
+            expires_at__gt=now,
+        )
+        .select_related("session__worker", "session__link", "task__batch__topic")
+        .order_by("expires_at", "pk")
+    )
+    return [
+        HeldPlace(
+            participant=_participant_name(hold.session.link, hold.session.worker.external_id),
+            link=hold.session.link,
+            task=f"{hold.task.batch.topic.key} · task {hold.task.position}",
+            opened_from=hold.session.opened_from or "",
+            held_since=hold.held_at,
+            until=hold.expires_at,
+        )
+        for hold in held
+        if hold.session.link is not None
+    ]
+
+
 def participants(*, campaign: Campaign) -> list[ParticipantRow]:
     """Per participant of the campaign's links: sessions, tasks done, last activity, and their
     latest consent (when, and to which version of the text)."""
@@ -135,7 +181,7 @@ def participants(*, campaign: Campaign) -> list[ParticipantRow]:
         link = links_by_id[row["link_id"]]
         seen_links.add(link.pk)
         consented_at, digest = latest_consent.get((link.pk, row["worker_id"]), (None, ""))
-        name = link.label if link.kind == Kind.PERSONAL else row["worker__external_id"].split("-", 1)[-1]
+        name = _participant_name(link, row["worker__external_id"])
         rows.append(
             ParticipantRow(
                 link=link,

@@ -9,7 +9,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import Campaign
-from config.errors import ApplicationError
+from config.client_address import client_address
+from config.errors import ApplicationError, TooBusy
 from crowd.models import ParticipantLink
 from crowd.sessions import holds
 from crowd.sessions.messages import message_page
@@ -42,9 +43,12 @@ def link_page(request: HttpRequest, token: str) -> HttpResponse:
             if holds.worker_turned_away(campaign=link.campaign, worker=worker):
                 return render(request, "session/unavailable.html", status=403)
             try:
-                session = holds.link_session_open(link=link, worker=worker)
+                session = holds.link_session_open(link=link, worker=worker, address=client_address(request))
             except ApplicationError as failure:
-                return message_page(request, "Cannot start", failure.message, failure.http_status)
+                response = message_page(request, "Cannot start", failure.message, failure.http_status)
+                if isinstance(failure, TooBusy):
+                    response["Retry-After"] = str(failure.retry_after)
+                return response
             return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
     done = 0 if worker is None else worker.assignments.filter(task__batch__topic__campaign=link.campaign).count()
     return render(

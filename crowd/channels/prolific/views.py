@@ -7,10 +7,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from config.errors import ApplicationError
+from config.client_address import client_address
+from config.errors import ApplicationError, TooBusy
 from crowd.channels.prolific import study_sync
 from crowd.marketplaces.base import MarketplaceUnavailable
-from crowd.marketplaces.prolific.participants import RETRY_AFTER_SECONDS, UNREACHABLE
+from crowd.marketplaces.prolific.participants import RETRY_AFTER_SECONDS, UNREACHABLE, arrival_address_check
 from crowd.models import Study
 from crowd.sessions.messages import message_page
 
@@ -31,11 +32,17 @@ def prolific_arrival(request: HttpRequest) -> HttpResponse:
             "Please open the study from Prolific: the address needs your Prolific ID, the study and the session.",
             status=400,
         )
+    try:
+        arrival_address_check(address=client_address(request))
+    except TooBusy as busy:
+        return _try_again(request, busy)
     study = Study.objects.select_related("batch__topic__campaign").filter(study_id=study_id).first()
     if study is None:
         return message_page(request, "Unknown study", "There is no such study here. Please return it on Prolific.", 404)
     try:
         session = study_sync.study_arrive(study=study, participant_id=pid, session_id=session_id)
+    except TooBusy as busy:  # the calls kept for arrivals this minute are used up
+        return _try_again(request, busy)
     except MarketplaceUnavailable:
         response = message_page(request, "Please try again in a minute", UNREACHABLE, 503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
@@ -43,3 +50,9 @@ def prolific_arrival(request: HttpRequest) -> HttpResponse:
     except ApplicationError as refused:
         return message_page(request, "Cannot start", refused.message, refused.http_status)
     return HttpResponseRedirect(reverse("sessions:session", args=[session.key]))
+
+
+def _try_again(request: HttpRequest, busy: TooBusy) -> HttpResponse:
+    response = message_page(request, "Please try again in a minute", busy.message, busy.http_status)
+    response["Retry-After"] = str(busy.retry_after)
+    return response

@@ -235,7 +235,7 @@ def test_hits_of_other_campaigns_are_not_listed(api, published, foreign_campaign
 
 def test_workers_who_worked_in_the_campaign_with_quality(api, published, campaign, foreign_campaign):
     reviewed = WorkerFactory(external_id="AREVIEWED")
-    AssignmentFactory.create_batch(2, task=published["open"].task, worker=reviewed)
+    AssignmentFactory.create_batch(2, task=published["open"].task, worker=reviewed, verification="verified")
     WorkerQualityFactory(
         campaign=campaign,
         worker=reviewed,
@@ -252,11 +252,15 @@ def test_workers_who_worked_in_the_campaign_with_quality(api, published, campaig
     elsewhere = WorkerFactory(external_id="AELSEWHERE")
     AssignmentFactory(task__batch__topic__campaign=foreign_campaign, worker=elsewhere)
 
-    rows = {row["external_id"]: row for row in api.get(nested("api-worker-list")).json()["results"]}
+    confirmed = api.get(nested("api-worker-list")).json()["results"]
+    assert [(row["external_id"], row["confirmed"]) for row in confirmed] == [("AREVIEWED", True)]
+    everyone = api.get(nested("api-worker-list"), {"include": "unconfirmed"}).json()["results"]
+    rows = {row["external_id"]: row for row in everyone}
     assert "AELSEWHERE" not in rows
-    assert len(rows) == 4  # three from the fixture's assignments plus the reviewed one
+    assert len(rows) == 4  # three from the fixture's pending assignments plus the reviewed one
+    assert [key for key, row in rows.items() if row["confirmed"]] == ["AREVIEWED"]
     row = rows["AREVIEWED"]
-    assert row["assignments"] == 2
+    assert row["assignments"] == 2 and row["blocked"] is False
     quality = row["quality"]
     assert (quality["labels"], quality["loo_r"], quality["traps_failed"]) == (10, 0.42, 1)
     assert (quality["status"], quality["computed_status"], quality["override_status"]) == ("excluded", "ok", "excluded")
