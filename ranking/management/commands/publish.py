@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
+from config.site_address import site_url_loopback_warning
 from crowd.channels.settings import channel_set
 from crowd.marketplaces.registry import channel_policy
 from crowd.work.publishing import round_wording, topic_publish_plans
@@ -35,6 +36,9 @@ class Command(BaseCommand):
         found = Campaign.objects.filter(slug=campaign).first()
         if found is None:
             raise CommandError(f"No campaign {campaign!r}.")
+        warning = site_url_loopback_warning()
+        if warning:
+            self.stderr.write(self.style.WARNING(f"Warning: {warning}"))
         if channel:
             try:
                 channel_set(campaign=found, channel=channel)
