@@ -200,7 +200,12 @@ def upload_propositions(request: HttpRequest, slug: str) -> HttpResponse:
 def _import_message(summary: ImportSummary) -> str:
     topics = "; ".join(
         f"{key}: {counts.kept} kept of {counts.read} read, {counts.below_threshold} below the confidence "
-        f"threshold, {counts.duplicates} duplicate{'s' if counts.duplicates != 1 else ''}"
+        f"threshold ({summary.min_confidence:g}), {counts.duplicates} duplicate{'s' if counts.duplicates != 1 else ''}"
+        + (
+            f", {counts.ids_filled} id{'s' if counts.ids_filled != 1 else ''} added to earlier rows"
+            if counts.ids_filled
+            else ""
+        )
         for key, counts in sorted(summary.topics.items())
     )
     traps = sum(counts.kept for counts in summary.traps.values())
