@@ -39,6 +39,7 @@ from crowd.work.expiry import batch_expire
 from crowd.work.progress import campaign_progress, campaigns_overview
 from crowd.work.publishing import round_out, round_wording, topic_publish_plans
 from dashboard.forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
+from ranking.stopping import budget_warning
 from ranking.workflow import topic_round_publish
 
 TOPICS_PER_PAGE = 10  # topic cards on a campaign page
@@ -259,6 +260,7 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
             "cost": cost,
             "money": money,
             "after": money.committed + cost,
+            "budget_warning": budget_warning(topic),
         },
     )
 

@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import Campaign, Topic
 from ranking import export
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+from ranking.stopping import topic_stopping
 
 README_NAME = "README.txt"
 
@@ -104,6 +105,10 @@ def _topic_note(topic: Topic, rows: list[dict]) -> str:
                 f" Ranks {cut['tie_rank']}-{last} are tied, so the .cmap's cut at {TOP_FOR_CONCEPT_MAPS} falls"
                 " inside a tie: it keeps those with the lowest ids."
             )
+    stopping = topic_stopping(topic)
+    note += f" {stopping.sentence}"
+    if stopping.likert_spearman is not None:
+        note += f" Spearman ρ with the Likert-only order: {stopping.likert_spearman:.3f}."
     if topic.key != topic_folder(topic):
         note += f" (Topic key {topic.key!r}: not usable in a file or web address, so the folder is named by id.)"
     return note

@@ -8,6 +8,7 @@ from config.site_address import site_url_loopback_warning
 from crowd.channels.settings import channel_set
 from crowd.marketplaces.registry import channel_policy
 from crowd.work.publishing import round_wording, topic_publish_plans
+from ranking.stopping import budget_warning
 from ranking.workflow import topic_round_publish
 
 MTURK_CLOSED = channel_policy(Campaign.Channel.MTURK).status_note
@@ -50,6 +51,11 @@ class Command(BaseCommand):
         if not topics:
             raise CommandError(f"Campaign {campaign!r} has no topic{f' {topic!r}' if topic else 's'}.")
         where = f"{found.get_channel_display()} ({channel_policy(found.channel).environment_label(found.environment)})"
+        if kind == Batch.Kind.LIKERT:
+            for one in topics:
+                advice = budget_warning(one)
+                if advice:
+                    self.stderr.write(self.style.WARNING(f"Warning: {advice}"))
         try:
             if dry_run:
                 self._plans_print(topics=topics, kind=kind, where=where, policy=channel_policy(found.channel))
