@@ -96,7 +96,7 @@ def _topic_note(topic: Topic, rows: list[dict]) -> str:
     """A line of the README about one topic: its state and size, and whether the concept map's
     cut at the top 50 falls inside a tie (then the rows kept are the tied ones with the lowest ids)."""
     compared = sum(row["in_comparisons"] for row in rows)
-    note = f"{topic_folder(topic)}/  {topic.get_state_display()}: {len(rows)} propositions ranked, {compared} in the comparison rounds."
+    note = f"{topic_folder(topic)}/  {topic.state_label}: {len(rows)} propositions ranked, {compared} in the comparison rounds."
     if len(rows) > TOP_FOR_CONCEPT_MAPS:
         cut = rows[TOP_FOR_CONCEPT_MAPS - 1]
         last = cut["tie_rank"] + cut["tie_size"] - 1

@@ -1,6 +1,8 @@
 """What pages say about a campaign's channel, asked of the channel's policy
 (crowd.marketplaces.registry): `{% load channel_wording %}` then `{{ campaign|fees_wording }}`."""
 
+from decimal import Decimal
+
 from django import template
 
 from crowd.marketplaces.base import ChannelPolicy
@@ -35,3 +37,28 @@ def sessions_wording(campaign) -> str:
 @register.simple_tag
 def channel_summaries() -> list[str]:
     return [policy.summary for policy in policies() if policy.summary]
+
+
+@register.filter
+def cents_money(cents: int | None) -> str:
+    """An amount kept in cents as every page writes money: currency and two decimals ($1.20)."""
+    if cents is None:
+        return "—"
+    return f"${Decimal(cents) / 100:.2f}"
+
+
+@register.filter
+def task_noun(campaign) -> str:
+    """The channel's word for one unit of work: "HIT" on MTurk, "task" elsewhere."""
+    return channel_policy(campaign.channel).task_noun[0]
+
+
+@register.filter
+def tasks_noun(campaign) -> str:
+    return channel_policy(campaign.channel).task_noun[1]
+
+
+@register.filter
+def answer_noun(campaign) -> str:
+    """The channel's word for one worker's answer to a unit: "assignments" on MTurk, "answers" elsewhere."""
+    return channel_policy(campaign.channel).answer_noun

@@ -69,13 +69,19 @@ class Command(BaseCommand):
             raise CommandError(error.message) from None
 
     def _plans_print(self, *, topics, kind, where, policy):
-        hits, cost, money = 0, Decimal(0), None
+        hits, cost, money, refused = 0, Decimal(0), None, 0
         for one in topics:
-            for plan in topic_publish_plans(topic=one, kind=kind):
+            try:
+                plans = topic_publish_plans(topic=one, kind=kind)
+            except ApplicationError as error:  # one topic's problem is said, the others still planned
+                self.stdout.write(f"{one}: not publishable: {error.message}")
+                refused += 1
+                continue
+            for plan in plans:
                 self.stdout.write(f"{plan.batch}: {policy.tasks_wording(plan.hits)}, ${plan.cost}")
                 hits, cost, money = hits + plan.hits, cost + plan.cost, plan.money
         if money is None:
-            self.stdout.write("Nothing to publish.")
+            self.stdout.write("Nothing to publish." if not refused else "Nothing else to publish.")
             return
         verdict = (
             "fits the budget"
@@ -85,4 +91,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Dry run: {policy.tasks_wording(hits)} to {where}, ${cost} with fees; ${money.committed} already committed, "
             f"cap ${money.cap}: {verdict}."
+            + (f" {refused} topic(s) above cannot be published until their problem is fixed." if refused else "")
         )
