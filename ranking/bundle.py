@@ -159,8 +159,9 @@ In the folder of topic KEY:
       worker, assignment and time. Columns:
 {label_columns}
       kind is likert (score 1-5) or comparison (winner placed above loser in one
-      worker's ordering; untouched: submitted in the order shown; shown_order: that
-      order, the worker's own shuffle, ids top first separated by spaces). excluded is True for
+      worker's ordering; untouched: submitted in the order shown). shown_order: the
+      order the worker was shown the task's statements in, their own shuffle, ids top
+      first separated by spaces (both kinds). excluded is True for
       a rejected answer or a worker quality control excludes: kept here, left out of the
       means and refits. Answers not yet confirmed by their channel are not in it.
       consent_version is the version of the consent text (the start of its SHA-256, as on

@@ -100,11 +100,11 @@ class TopicRegistry:
             "topic_id", "normalized", "pk", "external_id"
         )
         for topic_id, text, pk, external_id in texts.iterator(chunk_size=10_000) if opened else ():
-            topic, encoded = opened[topic_id], text.encode()
-            topic.seen.add(encoded)
-            topic.existing[encoded] = (pk, external_id)
+            into, encoded = opened[topic_id], text.encode()
+            into.seen.add(encoded)
+            into.existing[encoded] = (pk, external_id)
             if external_id:
-                topic.ids.add(external_id)
+                into.ids.add(external_id)
         for topic in locked.values():
             self.topics[topic.key] = opened[topic.pk]
             self._describe(topic, opened[topic.pk].closed)
