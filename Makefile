@@ -30,11 +30,14 @@ demo: venv
 ## if there is none (printed; or DJANGO_SUPERUSER_USERNAME / DJANGO_SUPERUSER_PASSWORD), the
 ## dashboard, HIT pages and local MTurk and Prolific endpoints on 127.0.0.1:PORT, and the
 ## campaign loop: a Celery worker with beat if CELERY_BROKER_URL is set, else in-process.
+## A rehearsal server: SERVE_HOST=0.0.0.0 lets other machines in (debug is then off); a real study
+## runs on the deployment (docker-compose.yml or deploy/onehost/).
 SERVE_DB ?= $(CURDIR)/var/salience.sqlite3
+SERVE_HOST ?= 127.0.0.1
 
 serve: venv
 	mkdir -p var
-	DATABASE_URL=sqlite:///$(SERVE_DB) SITE_URL=$${SITE_URL:-http://127.0.0.1:$(PORT)} $(PY) manage.py serve --port $(PORT)
+	DATABASE_URL=sqlite:///$(SERVE_DB) SITE_URL=$${SITE_URL:-http://127.0.0.1:$(PORT)} $(PY) manage.py serve --host $(SERVE_HOST) --port $(PORT)
 
 ## make lint: ruff (lint and format check), mypy with django-stubs (strict on the pure core,
 ## the ledger and the marketplaces) and the import-linter contracts; all configured in

@@ -35,8 +35,9 @@ def member_set(*, campaign_id: int, username: str, role: str, by) -> tuple[Campa
     user = user_model._default_manager.filter(**{user_model.USERNAME_FIELD: name}, is_active=True).first()
     if user is None:
         raise MemberRefused(
-            f"No user is called {name!r}: check the spelling (it is case-sensitive), or ask an administrator "
-            "to create their account first.",
+            f"No user is called {name!r}: check the spelling (it is case-sensitive). A colleague without an "
+            "account needs one first: an administrator makes it with `python manage.py create_researcher "
+            f"{name or 'USERNAME'}` (it prints a first password) or in the admin (Users › Add user).",
             code="unknown_user",
         )
     if user.pk == by.pk:

@@ -178,6 +178,12 @@ class Topic(models.Model):
         return f"{self.campaign.slug}/{self.key}"
 
     @property
+    def state_label(self) -> str:
+        """The state as pages say it: a topic stays `importing` until its Likert round is
+        published, which a researcher reads as "Not published" (nothing is being imported)."""
+        return "Not published" if self.state == self.State.IMPORTING else self.get_state_display()
+
+    @property
     def url_safe(self) -> bool:
         """Whether the key can go into the topic's URLs; pages link the topic only then."""
         return url_key_is_safe(self.key)

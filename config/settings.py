@@ -20,6 +20,13 @@ if SALIENCE_ENV not in ("development", "production"):
     raise ImproperlyConfigured("SALIENCE_ENV must be 'development' or 'production'.")
 PRODUCTION = SALIENCE_ENV == "production"
 DEBUG = env.bool("DEBUG", default=not PRODUCTION)
+if PRODUCTION and DEBUG:
+    # Production serves strangers: Django's debug page would show them the settings, the URL
+    # patterns and every traceback. `manage.py serve --host` beyond loopback turns it off too.
+    raise ImproperlyConfigured(
+        "DEBUG=true is refused with SALIENCE_ENV=production: the debug page would show participants the "
+        "settings and URL patterns. Unset DEBUG (production runs without it)."
+    )
 
 _DEV_SECRET = "dev-only-insecure-secret-key-change-me"
 SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET)
@@ -172,6 +179,9 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Development serves static files from the source tree even with debug off (`serve --host`);
+# production serves what collectstatic gathered.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # --- Celery: eager when no broker is configured, Redis otherwise ------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")

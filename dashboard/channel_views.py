@@ -13,6 +13,7 @@ from annotation.access import campaign_for_request, user_may_edit
 from annotation.campaigns import campaign_has_published
 from annotation.models import Campaign
 from config.errors import ApplicationError
+from config.site_address import site_url_loopback_warning
 from config.spreadsheets import SpreadsheetWriter
 from crowd.channels import settings as channels
 from crowd.channels.links import links
@@ -52,6 +53,7 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
             # A personal link is its participant's identity: its address only for editors.
             "links": [(link, links.link_url(link) if may_edit else None) for link in campaign.participant_links.all()],
             "may_edit": may_edit,
+            "site_warning": site_url_loopback_warning(),
             "participants": links.participants(campaign=campaign),
             "held": links.held_places(campaign=campaign),
             "link_caps": {

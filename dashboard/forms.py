@@ -53,7 +53,7 @@ class CampaignForm(forms.Form):
         decimal_places=2,
         initial=_default("budget_cap"),
         help_text="Publishing refuses work that would commit more, {fees}. $100 covers one topic of about "
-        "1,000 propositions at these rates on MTurk: Likert round about $71, comparisons about $19.",
+        "1,000 propositions at the paper's rates: Likert round about $71, comparisons about $19.",
     )
     likert_reward = forms.DecimalField(
         label="Likert HIT reward (US$)",
@@ -131,6 +131,17 @@ class CampaignForm(forms.Form):
             cast(forms.ChoiceField, self.fields["environment"]).choices = policy.environments
             fees = policy.fees_wording
         self.fields["budget_cap"].help_text = self.fields["budget_cap"].help_text.format(fees=fees)
+        self._wording_set(channel_policy(channel or self.fields["channel"].initial or Campaign.Channel.LINKS))
+
+    def _wording_set(self, policy) -> None:
+        """The channel's words for its units of work ("task" and "answers", or MTurk's "HIT" and
+        "assignments") in the labels and help texts."""
+        task, answers = policy.task_noun[0], policy.answer_noun
+        self.fields["likert_reward"].label = f"Likert {task} reward (US$)"
+        self.fields["comparison_reward"].label = f"Comparison {task} reward (US$)"
+        self.fields["assignments_per_hit"].label = f"{answers.capitalize()} per {task}"
+        for field in self.fields.values():  # the rest of the help texts say "HIT": the channel's words instead
+            field.help_text = str(field.help_text).replace("HITs", policy.task_noun[1]).replace("HIT", task)
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]

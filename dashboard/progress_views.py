@@ -47,7 +47,7 @@ def _topic(progress: TopicProgress) -> dict:
         "id": progress.topic.pk,
         "key": progress.topic.key,
         "state": progress.topic.state,
-        "state_label": progress.topic.get_state_display(),
+        "state_label": progress.topic.state_label,
         "pending": progress.pending,
         "current_batch": batch.pk if batch else None,
         "meters": {

@@ -12,6 +12,7 @@ TOPIC = "campaigns/<slug:slug>/topics/<topic_key:key>/"
 
 urlpatterns = [
     path(TOPIC + "ranking/", views.topic_ranking, name="topic-ranking"),
+    path(TOPIC + "pair-budget/", views.topic_budget_extend, name="topic-budget-extend"),
     path(TOPIC + "ranking.<str:fmt>", views.ranking_download, name="ranking-download"),
     path(TOPIC + "labels.csv", views.labels_download, name="labels-download"),
     path(TOPIC + "top-50-propositions.tsv", views.top_propositions_download, name="top-propositions-download"),

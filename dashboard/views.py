@@ -41,6 +41,7 @@ from crowd.work.expiry import batch_expire
 from crowd.work.progress import campaign_progress, campaigns_overview
 from crowd.work.rounds import plans_budget_preview, round_out, round_wording, topic_publish_plans
 from dashboard.forms import CampaignForm, CampaignSettingsForm, ImportForm, PublishForm
+from ranking.stopping import budget_warning
 from ranking.workflow import topic_round_publish
 
 TOPICS_PER_PAGE = 10  # topic cards on a campaign page
@@ -209,7 +210,12 @@ def upload_propositions(request: HttpRequest, slug: str) -> HttpResponse:
 def _import_message(summary: ImportSummary) -> str:
     topics = "; ".join(
         f"{key}: {counts.kept} kept of {counts.read} read, {counts.below_threshold} below the confidence "
-        f"threshold, {counts.duplicates} duplicate{'s' if counts.duplicates != 1 else ''}"
+        f"threshold ({summary.min_confidence:g}), {counts.duplicates} duplicate{'s' if counts.duplicates != 1 else ''}"
+        + (
+            f", {counts.ids_filled} id{'s' if counts.ids_filled != 1 else ''} added to earlier rows"
+            if counts.ids_filled
+            else ""
+        )
         for key, counts in sorted(summary.topics.items())
     )
     traps = sum(counts.kept for counts in summary.traps.values())
@@ -259,6 +265,7 @@ def publish_likert_round(request: HttpRequest, slug: str, key: str) -> HttpRespo
             "hits": hits,
             "tasks": channel_policy(campaign.channel).tasks_wording(hits),
             "budget": plans_budget_preview(campaign=campaign, plans=plans),
+            "budget_warning": budget_warning(topic),
         },
     )
 

@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.models import Campaign, Topic
 from ranking import export
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+from ranking.stopping import topic_stopping
 
 README_NAME = "README.txt"
 
@@ -95,7 +96,7 @@ def _topic_note(topic: Topic, rows: list[dict]) -> str:
     """A line of the README about one topic: its state and size, and whether the concept map's
     cut at the top 50 falls inside a tie (then the rows kept are the tied ones with the lowest ids)."""
     compared = sum(row["in_comparisons"] for row in rows)
-    note = f"{topic_folder(topic)}/  {topic.get_state_display()}: {len(rows)} propositions ranked, {compared} in the comparison rounds."
+    note = f"{topic_folder(topic)}/  {topic.state_label}: {len(rows)} propositions ranked, {compared} in the comparison rounds."
     if len(rows) > TOP_FOR_CONCEPT_MAPS:
         cut = rows[TOP_FOR_CONCEPT_MAPS - 1]
         last = cut["tie_rank"] + cut["tie_size"] - 1
@@ -104,6 +105,10 @@ def _topic_note(topic: Topic, rows: list[dict]) -> str:
                 f" Ranks {cut['tie_rank']}-{last} are tied, so the top propositions' cut at {TOP_FOR_CONCEPT_MAPS} falls"
                 " inside a tie: it keeps those with the lowest ids."
             )
+    stopping = topic_stopping(topic)
+    note += f" {stopping.sentence}"
+    if stopping.likert_spearman is not None:
+        note += f" Spearman ρ with the Likert-only order: {stopping.likert_spearman:.3f}."
     if topic.key != topic_folder(topic):
         note += f" (Topic key {topic.key!r}: not usable in a file or web address, so the folder is named by id.)"
     return note
@@ -154,8 +159,9 @@ In the folder of topic KEY:
       worker, assignment and time. Columns:
 {label_columns}
       kind is likert (score 1-5) or comparison (winner placed above loser in one
-      worker's ordering; untouched: submitted in the order shown; shown_order: that
-      order, the worker's own shuffle, ids top first separated by spaces). excluded is True for
+      worker's ordering; untouched: submitted in the order shown). shown_order: the
+      order the worker was shown the task's statements in, their own shuffle, ids top
+      first separated by spaces (both kinds). excluded is True for
       a rejected answer or a worker quality control excludes: kept here, left out of the
       means and refits. Answers not yet confirmed by their channel are not in it.
       consent_version is the version of the consent text (the start of its SHA-256, as on

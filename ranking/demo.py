@@ -105,17 +105,17 @@ class PortBusy(ApplicationError):
     code = "port_busy"
 
 
-def server_start(port: int, *, name: str = "demo-server") -> ThreadedWSGIServer:
-    """Serve the project on 127.0.0.1:`port` from a daemon thread; PortBusy when something
-    else listens there already."""
+def server_start(port: int, *, name: str = "demo-server", host: str = "127.0.0.1") -> ThreadedWSGIServer:
+    """Serve the project on `host`:`port` (loopback unless told) from a daemon thread;
+    PortBusy when something else listens there already."""
     try:
-        server = ThreadedWSGIServer(("127.0.0.1", port), _QuietHandler)
+        server = ThreadedWSGIServer((host, port), _QuietHandler, ipv6=":" in host)
     except OSError as error:
         if error.errno != errno.EADDRINUSE:
             raise
         raise PortBusy(
             f"Port {port} is in use: another `make serve` or `make demo`, or another program, listens on "
-            f"127.0.0.1:{port}. Stop it, or choose another port: PORT={port + 1} (make serve PORT={port + 1}, "
+            f"{host}:{port}. Stop it, or choose another port: PORT={port + 1} (make serve PORT={port + 1}, "
             f"make demo PORT={port + 1})."
         ) from None
     server.set_app(get_internal_wsgi_application())

@@ -191,9 +191,11 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     likert = (
         LikertLabel.objects.filter(kept)
         .order_by(*order)
-        .values_list(*answer, "assignment__status", "proposition_id", "score")
+        .values_list(*answer, "assignment__status", "proposition_id", "score", "assignment__shown_order")
     )
-    for worker_id, worker, assignment, submitted_at, status, proposition_id, score in likert.iterator(chunk_size=5000):
+    for worker_id, worker, assignment, submitted_at, status, proposition_id, score, shown in likert.iterator(
+        chunk_size=5000
+    ):
         yield {
             "kind": "likert",
             "topic": topic.key,
@@ -202,6 +204,8 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
             "assignment": assignment,
             "submitted_at": submitted_at.isoformat(),
             "score": score,
+            # The order the worker was shown the task's statements in (their own shuffle), top first.
+            "shown_order": " ".join(map(str, shown)),
             "excluded": worker_id in excluded or status == rejected,
             "consent_version": consents.get((assignment, worker_id), ""),
         }

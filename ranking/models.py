@@ -1,5 +1,6 @@
 """Scores per proposition and one snapshot per TrueSkill refit."""
 
+from django.conf import settings
 from django.db import models
 
 from annotation.models import Proposition, Topic
@@ -37,3 +38,18 @@ class RankingSnapshot(models.Model):
     class Meta:
         ordering = ["topic", "number"]
         constraints = [models.UniqueConstraint(fields=["topic", "number"], name="snapshot_unique_number")]
+
+
+class PairBudgetExtension(models.Model):
+    """More pairs for one topic's comparison rounds than its campaign's share gives, added by a
+    researcher before the topic is done (ranking/budget.py): each is kept, with who and when."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="budget_extensions")
+    pairs = models.PositiveIntegerField()
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "created_at"]

@@ -32,6 +32,7 @@ from annotation.suitability.selectors import propositions_for_likert
 from crowd.models import HIT, Comparison, LikertLabel, counted
 from crowd.work.status import hit_collected
 from ranking import rating, selection, stats
+from ranking.budget import pair_budget_extra
 from ranking.export import ranked_propositions, ranking_order
 from ranking.likert import likert_means, top_k_with_ties
 from ranking.models import PropositionScore, RankingSnapshot
@@ -388,7 +389,7 @@ def pairs_asked(topic: Topic) -> int:
 
 def _stop_reason(topic: Topic, snapshot: RankingSnapshot, items: list[int]) -> str | None:
     campaign = topic.campaign
-    if pairs_asked(topic) >= pair_budget(campaign, len(items)):
+    if pairs_asked(topic) >= pair_budget(campaign, len(items)) + pair_budget_extra(topic):
         return "pair budget spent"
     recent = list(topic.snapshots.order_by("-number")[: campaign.stop_stable_refits])
     if len(recent) == campaign.stop_stable_refits and all(
@@ -400,7 +401,7 @@ def _stop_reason(topic: Topic, snapshot: RankingSnapshot, items: list[int]) -> s
 
 def _next_batch_create(topic: Topic, ratings: dict, *, counts: dict, number: int) -> Batch:
     campaign = topic.campaign
-    remaining = pair_budget(campaign, len(ratings)) - pairs_asked(topic)
+    remaining = pair_budget(campaign, len(ratings)) + pair_budget_extra(topic) - pairs_asked(topic)
     n_pairs = max(1, min(campaign.batch_pairs, remaining))
     rng = random.Random(f"salience:{topic.pk}:{number}")
     groups = selection.next_batch(ratings, counts, n_pairs=n_pairs, group_size=campaign.comparison_group_size, rng=rng)

@@ -18,6 +18,7 @@ from crowd.qc.svg import WIDE, Box, chart_sizes, interval_svg, line_svg
 from ranking.export import ranked_propositions, ranking_row, ranking_ties
 from ranking.models import RankingSnapshot
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+from ranking.stopping import Stopping, near_equal_flags, topic_stopping
 
 PAGE_SIZE = 100  # propositions per page
 
@@ -30,6 +31,7 @@ class RankingReport:
     latest: RankingSnapshot | None
     convergence_chart: SafeString
     top_chart: SafeString
+    stopping: Stopping  # why the comparison rounds stopped, or where they stand
 
 
 def topic_ranking_report(topic: Topic, *, page: str | int | None = None) -> RankingReport:
@@ -54,6 +56,7 @@ def topic_ranking_report(topic: Topic, *, page: str | int | None = None) -> Rank
             lambda box: convergence_svg(snapshots, stop=topic.campaign.stop_spearman, box=box)
         ),
         top_chart=chart_sizes(lambda box: top_intervals_svg(top[:TOP_FOR_CONCEPT_MAPS], box=box)),
+        stopping=topic_stopping(topic),
     )
 
 
@@ -66,7 +69,24 @@ def _rows(topic: Topic, ranked: QuerySet[Proposition], ids: list[int], *, first_
         ranking_row(topic=topic, rank=first_rank + offset, proposition=found[pk], tie=ties.get(pk))
         for offset, pk in enumerate(ids)
     )
-    return [{**row, "text": proposition_text(row["subject"], row["relation"], row["object"])} for row in rows]
+    listed = [{**row, "text": proposition_text(row["subject"], row["relation"], row["object"])} for row in rows]
+    likert_ranks = _likert_ranks(topic, ids)
+    for row, near in zip(listed, near_equal_flags(listed), strict=True):
+        row["near_above"] = near  # μ within a tenth of σ of the row above: near-equal (ranking.stopping)
+        row["likert_rank"] = likert_ranks.get(row["id"])
+    return listed
+
+
+def _likert_ranks(topic: Topic, ids: list[int]) -> dict[int, int]:
+    """The Likert-only order: each of `ids`' rank by Likert mean among the topic's rated
+    propositions (traps left out), ties by id, as the ranking orders the uncompared ones."""
+    rated = (
+        Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE, score__likert_mean__isnull=False)
+        .order_by("-score__likert_mean", "pk")
+        .values_list("pk", flat=True)
+    )
+    wanted = set(ids)
+    return {pk: rank for rank, pk in enumerate(rated.iterator(chunk_size=10_000), start=1) if pk in wanted}
 
 
 def convergence_svg(snapshots: list[RankingSnapshot], *, stop: float, box: Box = WIDE) -> SafeString:

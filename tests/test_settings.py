@@ -34,6 +34,20 @@ def test_production_refuses_incomplete_configuration(env, expected):
     assert expected in result.stderr
 
 
+def test_production_refuses_debug_with_a_reason():
+    result = _import_settings(
+        {
+            "SALIENCE_ENV": "production",
+            "SECRET_KEY": "k" * 50,
+            "DATABASE_URL": "postgres://u@127.0.0.1/d",
+            "MTURK_ENVIRONMENT": "sandbox",
+            "DEBUG": "true",
+        }
+    )
+    assert result.returncode != 0
+    assert "DEBUG=true is refused with SALIENCE_ENV=production" in result.stderr
+
+
 def test_production_starts_with_full_configuration():
     result = _import_settings(
         {

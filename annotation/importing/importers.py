@@ -33,7 +33,7 @@ from annotation.importing import formats
 from annotation.importing.checks import PROPOSITION_MAX_BYTES, key_problems, row_problems, text_problems
 from annotation.importing.formats import DELIMITER_NAMES, DELIMITERS, Problem, Row
 from annotation.importing.problems import MAX_PROBLEMS, ImportFailed, ProblemLog
-from annotation.importing.topics import TopicRegistry
+from annotation.importing.topics import OpenTopic, TopicRegistry
 from annotation.importing.writing import Candidate, propositions_write
 from annotation.models import Campaign, ImportRecord, Proposition, Topic
 from annotation.text import normalize_text, proposition_text
@@ -49,6 +49,7 @@ class TopicCounts:
     kept: int = 0
     below_threshold: int = 0
     duplicates: int = 0
+    ids_filled: int = 0  # propositions imported before without an id that this file gave one
 
 
 @dataclass
@@ -56,6 +57,7 @@ class ImportSummary:
     filename: str
     format: str
     delimiter: str = ""  # tab, comma or semicolon (formats.DELIMITERS) for tsv and csv; "" otherwise
+    min_confidence: float = 0.5  # the confidence threshold: rows below it are not kept
     topics: dict[str, TopicCounts] = field(default_factory=dict)
     traps: dict[str, TopicCounts] = field(default_factory=dict)  # from the traps file, per topic
     created_topics: list[str] = field(default_factory=list)
@@ -75,6 +77,7 @@ class ImportSummary:
             "file": self.filename,
             "format": self.format,
             "delimiter": self.delimiter,
+            "min_confidence": self.min_confidence,
             "topics": {key: vars(counts) for key, counts in sorted(self.topics.items())},
             "traps": {key: vars(counts) for key, counts in sorted(self.traps.items())},
             "created_topics": self.created_topics,
@@ -83,14 +86,21 @@ class ImportSummary:
 
     def lines(self) -> list[str]:
         """A plain-text table for the terminal and the admin."""
-        rows = [f"{'topic':<24} {'read':>8} {'kept':>8} {'below':>8} {'dupes':>8}"]
+        below = f"below {self.min_confidence:g}"
+        rows = [f"{'topic':<24} {'read':>8} {'kept':>8} {below:>10} {'dupes':>8} {'ids added':>10}"]
         for label, table in (("", self.topics), ("traps ", self.traps)):
             for key, counts in sorted(table.items()):
                 rows.append(
-                    f"{label + key:<24} {counts.read:>8} {counts.kept:>8} {counts.below_threshold:>8} "
-                    f"{counts.duplicates:>8}"
+                    f"{label + key:<24} {counts.read:>8} {counts.kept:>8} {counts.below_threshold:>10} "
+                    f"{counts.duplicates:>8} {counts.ids_filled:>10}"
                 )
-        return rows + [f"warning: {warning}" for warning in self.warnings]
+        notes = [f"(below {self.min_confidence:g}: rows under the confidence threshold --min-confidence, not kept)"]
+        filled = sum(counts.ids_filled for counts in (*self.topics.values(), *self.traps.values()))
+        if filled:
+            notes.append(
+                f"(ids added: {filled} proposition(s) imported before without an id got the id this file gives them)"
+            )
+        return rows + notes + [f"warning: {warning}" for warning in self.warnings]
 
 
 def propositions_import(
@@ -134,7 +144,12 @@ def propositions_import(
         if traps_source is not None
         else None
     )
-    summary = ImportSummary(filename=filename, format=main.format, delimiter=DELIMITER_NAMES.get(main.delimiter, ""))
+    summary = ImportSummary(
+        filename=filename,
+        format=main.format,
+        delimiter=DELIMITER_NAMES.get(main.delimiter, ""),
+        min_confidence=min_confidence,
+    )
     problems = ProblemLog()
     with transaction.atomic():
         # Read under the campaign's row lock, which the import holds to the end anyway (topics.py).
@@ -209,6 +224,8 @@ def _file_import(
     )
     admission = _Admission(topics=topics, counts=counts, trap_kind=trap_kind, problems=problems, filename=file.name)
     propositions_write(candidates=candidates, admission=admission)
+    if not problems:
+        admission.ids_fill()
     if not problems and not counts:
         problems.add(f"{file.name}: no propositions found")
 
@@ -326,6 +343,7 @@ def _decoded_lines(source: BinaryIO, filename: str, problems: ProblemLog, progre
                 problems.add(
                     f"{filename}:{number}: undecodable bytes at position {error.start} "
                     f"({raw[error.start : error.start + 4]!r}); expected UTF-8 text"
+                    + ("" if problems else _encoding_guess(raw, error.start, filename))
                 )
                 if problems.full:
                     return
@@ -334,6 +352,21 @@ def _decoded_lines(source: BinaryIO, filename: str, problems: ProblemLog, progre
     finally:
         if bar is not None:
             bar.close()
+
+
+def _encoding_guess(raw: bytes, start: int, filename: str) -> str:
+    """What a file that is not UTF-8 probably is, and how to convert it: Windows-1252 (what
+    Excel writes as "CSV" on Windows) when the line reads as such."""
+    try:
+        text = raw.decode("cp1252")
+    except UnicodeDecodeError:
+        return ""
+    shown = raw[start : start + 1].decode("cp1252")
+    return (
+        f". The file is probably Windows-1252 (Excel's plain “CSV” on Windows; there this byte is “{shown}”, the "
+        f"line reads “{text.strip()[:60]}”): save it from Excel as “CSV UTF-8”, or convert it with "
+        f"`iconv -f WINDOWS-1252 -t UTF-8 {filename} > utf8-{filename}`, and import that"
+    )
 
 
 def _progress_bar(source: BinaryIO, filename: str):
@@ -434,6 +467,7 @@ class _Admission:
         self.problems = problems
         self.filename = filename
         self.refused: set[str] = set()
+        self.fills: list[Proposition] = []  # existing propositions given the id they lacked
 
     def ready(self, row: Row) -> bool:
         return self.topics.knows(row.topic)
@@ -446,6 +480,9 @@ class _Admission:
         encoded = text.encode()
         if encoded in topic.seen:
             self.counts[row.topic].duplicates += 1
+            if row.external_id and encoded in topic.existing and encoded not in topic.met:
+                topic.met.add(encoded)  # a later row repeating it in this file is a plain duplicate
+                self._id_check(row, topic, encoded)
             return None
         if topic.closed:
             if row.topic not in self.refused:
@@ -456,6 +493,8 @@ class _Admission:
                 )
             return None
         topic.seen.add(encoded)
+        if row.external_id:
+            topic.ids.add(row.external_id[:200])
         self.counts[row.topic].kept += 1
         return (
             topic.pk,
@@ -468,3 +507,31 @@ class _Admission:
             row.external_id[:200],
             self.trap_kind,
         )
+
+    def _id_check(self, row: Row, topic: OpenTopic, encoded: bytes) -> None:
+        """A row repeating a proposition the topic had, with an id: fill in the id it lacked, or
+        refuse an id that differs from its own or belongs to another proposition of the topic."""
+        given = row.external_id[:200]
+        pk, current = topic.existing[encoded]
+        if current == given:
+            return
+        where = f"{self.filename}:{row.line} [id]"
+        if current:
+            self.problems.add(
+                f"{where}: this proposition of topic {row.topic!r} was imported with id {current!r}; the file gives "
+                f"{given!r}. An id names one proposition for good: correct the file (or the proposition in the admin)"
+            )
+        elif given in topic.ids:
+            self.problems.add(
+                f"{where}: id {given!r} already belongs to another proposition of topic {row.topic!r}; "
+                "ids must be unique within a topic"
+            )
+        else:
+            topic.existing[encoded] = (pk, given)
+            topic.ids.add(given)
+            self.fills.append(Proposition(pk=pk, external_id=given))
+            self.counts[row.topic].ids_filled += 1
+
+    def ids_fill(self) -> None:
+        """Write the ids found for existing propositions (their topics are locked: topics.py)."""
+        Proposition.objects.bulk_update(self.fills, ["external_id"], batch_size=1000)

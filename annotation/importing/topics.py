@@ -36,6 +36,11 @@ class OpenTopic:
     # Normalized texts in the topic or kept by this import, in UTF-8: half the memory of str
     # for texts with a non-Latin-1 character, which each proposition has (its " – ").
     seen: set[bytes] = field(default_factory=set)
+    # The propositions the topic had before this import: normalized text → (pk, external_id),
+    # and the ids among them, so a file that brings ids fills in the missing ones (importers.py).
+    existing: dict[bytes, tuple[int, str]] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
+    met: set[bytes] = field(default_factory=set)  # existing texts this import's rows have repeated
 
 
 def topics_with_likert_built(topics: QuerySet[Topic]) -> QuerySet[Topic]:
@@ -91,9 +96,15 @@ class TopicRegistry:
         keys = [key for key in dict.fromkeys(keys) if key not in self.topics]
         locked = {topic.key: topic for topic in _locked_topics(self.campaign, [k for k in keys if k in self.existing])}
         opened = {topic.pk: OpenTopic(topic.pk, closed=_closed_reason(topic)) for topic in locked.values()}
-        texts = Proposition.objects.filter(topic__in=list(opened)).values_list("topic_id", "normalized")
-        for topic_id, text in texts.iterator(chunk_size=10_000) if opened else ():
-            opened[topic_id].seen.add(text.encode())
+        texts = Proposition.objects.filter(topic__in=list(opened)).values_list(
+            "topic_id", "normalized", "pk", "external_id"
+        )
+        for topic_id, text, pk, external_id in texts.iterator(chunk_size=10_000) if opened else ():
+            into, encoded = opened[topic_id], text.encode()
+            into.seen.add(encoded)
+            into.existing[encoded] = (pk, external_id)
+            if external_id:
+                into.ids.add(external_id)
         for topic in locked.values():
             self.topics[topic.key] = opened[topic.pk]
             self._describe(topic, opened[topic.pk].closed)

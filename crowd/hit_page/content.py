@@ -23,7 +23,7 @@ from uuid import UUID
 
 from django.core.cache import cache
 
-from annotation.models import Batch, Task, TaskItem
+from annotation.models import Task, TaskItem
 from crowd.models import HIT
 
 CACHE_SECONDS = 300
@@ -54,10 +54,11 @@ class HitContent:
         return [statement.id for statement in self.statements]
 
     def shown_order(self, worker_id: str) -> tuple[int, ...]:
-        """The proposition ids in the order `worker_id` is shown them: an ordering task's
-        `start_order` for that worker; a Likert task's, or any task's without a worker (a
-        preview), as the task holds them."""
-        if self.kind != Batch.Kind.COMPARISON or not worker_id:
+        """The proposition ids in the order `worker_id` is shown them: `start_order` for that
+        worker, for ordering and Likert tasks alike (a statement's place on a rating page
+        biases its rating as a starting order biases an ordering); a task's without a worker
+        (a preview) as the task holds them."""
+        if not worker_id:
             return tuple(self.item_ids)
         return start_order(task_uuid=self.uuid, worker_id=worker_id, item_ids=self.item_ids)
 

@@ -69,7 +69,9 @@ def answer_submit(
     worker_ids_check(assignment_id=assignment_id, worker_id=worker_external_id)
     # The order this worker was shown (an ordering task's own shuffle): what "untouched" means.
     shown = content.shown_order(worker_external_id)
-    answer = answer_parse(kind=content.kind, item_ids=shown, fields=fields)
+    # Ratings are stored in the task's order, whatever order they were shown in.
+    parsed_ids = shown if content.kind == Batch.Kind.COMPARISON else tuple(content.item_ids)
+    answer = answer_parse(kind=content.kind, item_ids=parsed_ids, fields=fields)
     worker = Worker(channel=content.channel, external_id=worker_external_id)
     assignment = Assignment(
         task_id=content.task_id,

@@ -79,6 +79,11 @@ def hit_submit(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
     return _stored_response(request, content=content, params=params, submission=submission)
 
 
+# Where a Likert statement's place goes ("Statement 2 of 5"): filled per worker (_task_page).
+# Replaced once, before the statement's text, so a statement that contains it stays as written.
+STATEMENT_NUMBER = "\u2063statement-number\u2063"
+
+
 def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> HttpResponse:
     mode = "preview" if preview else "work"
     policy = channel_policy(content.channel)
@@ -105,17 +110,36 @@ def _task_page(*, content: HitContent, params: HitParams, preview: bool) -> Http
             ("elapsed_ms", ""),  # set by hit.js on submit
         ]
     )
-    if content.kind != Batch.Kind.COMPARISON:
-        return HttpResponse(shell_fill(shell, [hidden]))
-    # An ordering starts in the worker's own shuffled order (HitContent.shown_order); the
-    # same order is worked out again, and stored, when the answer comes in.
+    # Each worker sees the statements in their own shuffled order (HitContent.shown_order);
+    # the same order is worked out again, and stored, when the answer comes in.
     order = content.shown_order(params.worker_id)
+    if content.kind != Batch.Kind.COMPARISON:
+        statements = _likert_items(content=content, mode=mode)
+        numbered = (statements[pid].replace(STATEMENT_NUMBER, str(n), 1) for n, pid in enumerate(order, start=1))
+        return HttpResponse(shell_fill(shell, [hidden, mark_safe("".join(numbered))]))
     items = _ranking_items(content=content, mode=mode)
     return HttpResponse(
         shell_fill(
             shell, [hidden, mark_safe(",".join(map(str, order))), mark_safe("".join(items[pid] for pid in order))]
         )
     )
+
+
+def _likert_items(*, content: HitContent, mode: str) -> dict[int, str]:
+    """The HTML of each statement of a Likert task, by proposition id, its number left as
+    STATEMENT_NUMBER: rendered once per task and mode, numbered in each worker's order."""
+    pieces = shell_get(
+        key=f"annotation:hit-likert-items:{content.uuid}:{mode}",
+        template="hit/_likert_items.html",
+        context=lambda: {
+            "content": content,
+            "scale": LIKERT_SCALE,
+            "preview": mode == "preview",
+            "number": STATEMENT_NUMBER,
+        },
+        expires_at=content.expires_at,
+    )
+    return dict(zip(content.item_ids, pieces[1:], strict=True))
 
 
 def _ranking_items(*, content: HitContent, mode: str) -> dict[int, str]:

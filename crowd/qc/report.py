@@ -319,13 +319,18 @@ def worker_quality_csv_rows(campaign: Campaign) -> Iterator[list]:
             _blank(quality.likert_seconds),
             _blank(quality.comparison_seconds),
             int(quality.speeder),
-            quality.computed_status,
+            _status_word(quality.computed_status),
             quality.computed_reason,
-            quality.override_status,
+            _status_word(quality.override_status),
             quality.override_reason,
-            quality.status,
+            _status_word(quality.status),
             quality.computed_at.isoformat() if quality.computed_at else "",
         ]
+
+
+def _status_word(status: str) -> str:
+    """The page's word for a status ("included" for "ok"); "" (no decision) stays blank."""
+    return str(WorkerQuality.Status(status).label).lower() if status else ""
 
 
 def _blank(value: float | None) -> str | float:

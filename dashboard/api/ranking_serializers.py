@@ -48,11 +48,29 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class StoppingSerializer(serializers.Serializer):
+    """Why the topic's comparison rounds stopped, or where they stand (ranking.stopping)."""
+
+    reason = serializers.ChoiceField(choices=["settled", "budget", "too_few", "running", "not_started"])
+    sentence = serializers.CharField()
+    spearman_previous = serializers.FloatField(allow_null=True, help_text="The latest refit's ρ with the one before.")
+    stop_spearman = serializers.FloatField(help_text="The ρ at which the ranking counts as settled.")
+    pairs_asked = serializers.IntegerField()
+    pair_budget = serializers.IntegerField(allow_null=True, help_text="Extensions included; null before the top-k.")
+    pairs_added = serializers.IntegerField(help_text="Pairs added to the budget by extensions.")
+    likert_spearman = serializers.FloatField(
+        allow_null=True, help_text="Spearman ρ of the final order with the Likert-only order (compared propositions)."
+    )
+    votes_per_item = serializers.FloatField(allow_null=True, help_text="Comparison votes per compared proposition.")
+    extendable = serializers.BooleanField(help_text="The pair budget can still be extended (the topic is not done).")
+
+
 class TopicRankingSerializer(serializers.Serializer):
     topic = serializers.CharField()
     state = serializers.CharField()
     ranking = RankingRowSerializer(many=True)
     snapshots = RankingSnapshotSerializer(many=True)
+    stopping = StoppingSerializer()
 
 
 class RankingQuerySerializer(serializers.Serializer):

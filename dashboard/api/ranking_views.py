@@ -15,6 +15,7 @@ from dashboard.api.ranking_serializers import ExportQuerySerializer, RankingQuer
 from ranking import export
 from ranking.bundle import bundle_filename, campaign_bundle_file
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
+from ranking.stopping import topic_stopping
 
 EXPORT_CONTENT_TYPES = {
     "csv": "text/csv",
@@ -36,6 +37,7 @@ class TopicRankingView(TopicScoped, APIView):
             "state": topic.state,
             "ranking": export.ranking_rows(topic=topic, top=query.get("top")),
             "snapshots": topic.snapshots.defer("ranking").order_by("number"),
+            "stopping": topic_stopping(topic).as_dict(),
         }
         return Response(TopicRankingSerializer(body).data)
 

@@ -49,3 +49,20 @@ def money(amount, campaign) -> str:
 def cents_money(cents, campaign) -> str:
     """An amount kept in cents, as `money` writes it: `{{ study.reward_cents|cents_money:campaign }}`."""
     return channel_policy(campaign.channel).money_wording(Decimal(cents or 0) / 100)
+
+
+@register.filter
+def task_noun(campaign) -> str:
+    """The channel's word for one unit of work: "HIT" on MTurk, "task" elsewhere."""
+    return channel_policy(campaign.channel).task_noun[0]
+
+
+@register.filter
+def tasks_noun(campaign) -> str:
+    return channel_policy(campaign.channel).task_noun[1]
+
+
+@register.filter
+def answer_noun(campaign) -> str:
+    """The channel's word for one worker's answer to a unit: "assignments" on MTurk, "answers" elsewhere."""
+    return channel_policy(campaign.channel).answer_noun

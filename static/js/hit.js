@@ -28,6 +28,25 @@
       form.dispatchEvent(new Event("change"));
     }
 
+    // A refusal that trying again cannot change (this task was answered in another tab, its
+    // time ran out, the session moved on): say so, and offer the way forward — the page as
+    // the server sees it now (in a session, its current task), instead of a button that
+    // fails again.
+    function stale(message) {
+      retry("Not saved: " + message);
+      button.hidden = true;
+      const onward = document.createElement("button");
+      onward.type = "button";
+      onward.id = "reload-current";
+      onward.textContent = "Go to where you are now";
+      onward.addEventListener("click", function () {
+        forget(form);
+        (window.top || window).location.reload();
+      });
+      status.appendChild(document.createTextNode(" This page is out of date (another tab or window went on). "));
+      status.appendChild(onward);
+    }
+
     form.addEventListener("submit", function (event) {
       if (confirmed) return; // the server has the answer: let the form post on
       if (event.defaultPrevented) return; // a preview: nothing to send
@@ -49,7 +68,10 @@
           return response.json().catch(function () { return {}; }).then(function (body) {
             if (response.ok) {
               confirmed = true;
+              forget(form);
               form.submit();
+            } else if (STALE.indexOf(response.status) !== -1) {
+              stale(body.message || "this task can no longer take this answer (" + response.status + ").");
             } else {
               retry("Not saved: " + (body.message || "the server could not store your answer (" +
                 response.status + "). Please try again in a moment."));
@@ -64,10 +86,47 @@
     return function () { return sent; };
   }
 
+  // Statuses that mean the answer will never be taken from this page: refused (403), gone or
+  // not found (404, 410), or in conflict with the answer already stored (409).
+  const STALE = [403, 404, 409, 410];
+
+  // A reload mid-task keeps the ratings given: they are kept in this tab's sessionStorage,
+  // under the task and assignment, until the answer is stored. Storage may be unavailable
+  // (a third-party frame, private mode): then the page works as before.
+  function storageKey(form) {
+    const assignment = form.elements.assignmentId ? form.elements.assignmentId.value : "";
+    return "salience:ratings:" + form.action + ":" + assignment;
+  }
+
+  function remember(form) {
+    const ratings = {};
+    form.querySelectorAll("fieldset.rating input:checked").forEach(function (input) {
+      ratings[input.name] = input.value;
+    });
+    try { window.sessionStorage.setItem(storageKey(form), JSON.stringify(ratings)); } catch (e) { /* no storage */ }
+  }
+
+  function restore(form) {
+    let ratings = {};
+    try { ratings = JSON.parse(window.sessionStorage.getItem(storageKey(form)) || "{}") || {}; } catch (e) { return; }
+    Object.keys(ratings).forEach(function (name) {
+      const input = form.querySelector('input[type="radio"][name="' + CSS.escape(name) + '"][value="' + CSS.escape(String(ratings[name])) + '"]');
+      if (input) input.checked = true;
+    });
+  }
+
+  function forget(form) {
+    try { window.sessionStorage.removeItem(storageKey(form)); } catch (e) { /* no storage */ }
+  }
+
   function likert(form, button, preview) {
     const groups = Array.from(form.querySelectorAll("fieldset.rating"));
     const progress = document.getElementById("progress");
     const sent = onSubmitOnce(form, button);
+    if (!preview) {
+      restore(form);
+      form.addEventListener("change", function () { remember(form); });
+    }
 
     function update() {
       const rated = groups.filter(function (group) {

@@ -41,7 +41,13 @@ def upload(client, slug, content, name="props.tsv", **extra):
 def test_api_import_returns_the_summary(researcher, campaign):
     response = upload(api(researcher), "c1", GOOD)
     assert response.status_code == 201, response.content
-    assert response.json()["topics"]["loans"] == {"read": 2, "kept": 1, "below_threshold": 1, "duplicates": 0}
+    assert response.json()["topics"]["loans"] == {
+        "read": 2,
+        "kept": 1,
+        "below_threshold": 1,
+        "duplicates": 0,
+        "ids_filled": 0,
+    }
     assert Proposition.objects.count() == 1
 
 

@@ -77,7 +77,13 @@ def test_a_done_topic_takes_the_same_file_again_as_duplicates(campaign):
 
     summary = run_import(campaign, TSV)
 
-    assert vars(summary.topics["loans"]) == {"read": 3, "kept": 0, "below_threshold": 1, "duplicates": 2}
+    assert vars(summary.topics["loans"]) == {
+        "read": 3,
+        "kept": 0,
+        "below_threshold": 1,
+        "duplicates": 2,
+        "ids_filled": 0,
+    }
     assert Proposition.objects.count() == 2
 
 
@@ -134,7 +140,13 @@ def test_a_key_whose_rows_are_all_below_the_threshold_creates_no_topic(campaign)
     summary = run_import(campaign, HEADER + "loans\ta\tb\tc\t0.9\nbees\td\te\tf\t0.2\nbees\tg\th\ti\t0.1\n")
 
     assert list(Topic.objects.values_list("key", flat=True)) == ["loans"]
-    assert vars(summary.topics["bees"]) == {"read": 2, "kept": 0, "below_threshold": 2, "duplicates": 0}
+    assert vars(summary.topics["bees"]) == {
+        "read": 2,
+        "kept": 0,
+        "below_threshold": 2,
+        "duplicates": 0,
+        "ids_filled": 0,
+    }
     assert "topic 'bees': all its 2 row(s) are below the confidence threshold (0.5), so no topic was created" in (
         summary.warnings
     )

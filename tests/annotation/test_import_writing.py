@@ -82,7 +82,13 @@ def test_a_traps_file_is_imported_in_the_same_call(campaign):
         "federal loans": "none",
         "the city council": "subtle",
     }
-    assert vars(summary.traps["loans"]) == {"read": 1, "kept": 1, "below_threshold": 0, "duplicates": 0}
+    assert vars(summary.traps["loans"]) == {
+        "read": 1,
+        "kept": 1,
+        "below_threshold": 0,
+        "duplicates": 0,
+        "ids_filled": 0,
+    }
     assert ImportRecord.objects.get().summary["traps"]["loans"]["kept"] == 1
 
 

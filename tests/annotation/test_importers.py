@@ -35,8 +35,20 @@ def run_import(campaign, text, filename="props.tsv", **options):
 def test_tsv_threshold_dedup_and_summary(campaign):
     summary = run_import(campaign, TSV)
     assert summary.format == "tsv"
-    assert vars(summary.topics["loans"]) == {"read": 3, "kept": 1, "below_threshold": 1, "duplicates": 1}
-    assert vars(summary.topics["bees"]) == {"read": 1, "kept": 1, "below_threshold": 0, "duplicates": 0}
+    assert vars(summary.topics["loans"]) == {
+        "read": 3,
+        "kept": 1,
+        "below_threshold": 1,
+        "duplicates": 1,
+        "ids_filled": 0,
+    }
+    assert vars(summary.topics["bees"]) == {
+        "read": 1,
+        "kept": 1,
+        "below_threshold": 0,
+        "duplicates": 0,
+        "ids_filled": 0,
+    }
     kept = Proposition.objects.get(topic__key="loans")
     assert (kept.subject, kept.relation, kept.object) == ("federal loans", "do not require", "a credit check")
     assert kept.text == "federal loans – do not require – a credit check"
@@ -90,7 +102,13 @@ OPENIE_COLUMN = (
 def test_openie_column_layout(campaign):
     summary = run_import(campaign, OPENIE_COLUMN, filename="obama.txt", format="openie")
     assert summary.format == "openie"
-    assert vars(summary.topics["obama"]) == {"read": 3, "kept": 2, "below_threshold": 1, "duplicates": 0}
+    assert vars(summary.topics["obama"]) == {
+        "read": 3,
+        "kept": 2,
+        "below_threshold": 1,
+        "duplicates": 0,
+        "ids_filled": 0,
+    }
     first = Proposition.objects.get(relation="gave")
     assert first.subject == "Barack Obama" and first.object == "his speech on Tuesday"
     assert first.source.startswith("The U.S. president")

@@ -37,6 +37,23 @@ NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 # The token the local Prolific endpoint accepts (the test process's settings, tests/crowd/channels/prolific).
 PROLIFIC_TOKEN = "test-prolific-token"
 
+# gunicorn's options, as docker-compose.yml's `web`, the Dockerfile and deploy/onehost's unit
+# give them (tests/attacks/test_deployment_shape.py holds them equal).
+GUNICORN_OPTIONS = ["--workers", "2", "--worker-class", "gthread", "--threads", "4"]
+# The variables the replay sets for the app beside the marketplaces' (which point at the test's
+# endpoints): every one is given by docker-compose.yml too.
+DEPLOYMENT_VARIABLES = (
+    "SALIENCE_ENV",
+    "SECRET_KEY",
+    "DATABASE_URL",
+    "SITE_URL",
+    "ALLOWED_HOSTS",
+    "CACHE_URL",
+    "CELERY_BROKER_URL",
+    "TRUSTED_PROXY_HOPS",
+    "MTURK_ENVIRONMENT",
+)
+
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the throw-away certificate
 
 
@@ -245,12 +262,7 @@ def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Ite
                         "config.wsgi:application",
                         "--bind",
                         f"127.0.0.1:{app_port}",
-                        "--workers",
-                        "2",
-                        "--worker-class",
-                        "gthread",
-                        "--threads",
-                        "4",
+                        *GUNICORN_OPTIONS,
                     ],
                     cwd=ROOT,
                     env=env,

@@ -177,6 +177,7 @@ def hostile_form() -> dict:
         "username": "mallory",
         "role": "edit",
         "confirmation": "shared",
+        "batches": "2",
         "file": SimpleUploadedFile("takeover.tsv", TSV),
     }
 
@@ -209,6 +210,7 @@ def test_the_routes_under_attack_include_every_kind_of_write():
         "dashboard:campaign-pause",
         "dashboard:campaign-resume",
         "dashboard:batch-expire",
+        "ranking:topic-budget-extend",
         "dashboard:member-add",
         "dashboard:member-remove",
         "crowd:worker-override",
@@ -283,6 +285,7 @@ EDITOR_WRITES = [
     ("crowd:worker-override", "post", {}),
     ("crowd:links-new", "post", {}),
     ("crowd:link-revoke", "post", {}),
+    ("ranking:topic-budget-extend", "post", {}),
     ("api-campaign-detail", "patch", {"name": "Renamed by the editor"}),
     ("api-proposition-import", "post", {}),
     ("api-link-list", "post", {}),

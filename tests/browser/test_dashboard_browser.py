@@ -114,7 +114,7 @@ def test_a_researcher_runs_a_campaign_from_the_dashboard(
     # Create a campaign: the paper's defaults are filled in; a small pair budget in batches
     # of 30 pairs gives three refits quickly.
     page.get_by_role("link", name="New campaign").click()
-    assert page.get_by_label("Likert HIT reward (US$)").input_value() == "0.06"
+    assert page.get_by_label("Likert task reward (US$)").input_value() == "0.06"
     page.get_by_label("Name").fill("Home composting, run 1")
     page.get_by_label("Slug").fill("composting-1")
     assert page.get_by_label("Participant links").is_checked()  # the default: no account, no money

@@ -10,9 +10,10 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Batch, Task
-from crowd.hit_page.content import ProcessCache
+from crowd.hit_page.content import ProcessCache, start_order
 from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID
 from crowd.models import Assignment, Comparison, LikertLabel
+from ranking.export import raw_label_rows
 from tests.browser.conftest import PHONE
 from tests.factories import (
     BatchFactory,
@@ -65,6 +66,7 @@ def _rate_all(page_or_frame, labels=("Very important",) * 5):
 def test_likert_hit_submits_labels_and_waits_for_every_rating(live_server, page):
     task = _task()
     page.goto(_url(live_server, task))
+    shown = _likert_shown(page)
     submit = page.locator("#submitButton")
     labels = [
         "Extremely important",
@@ -86,8 +88,80 @@ def test_likert_hit_submits_labels_and_waits_for_every_rating(live_server, page)
     assignment = Assignment.objects.get()
     assert assignment.assignment_id == "ASG1" and assignment.worker.external_id == "WORKER1"
     assert assignment.time_on_task_ms is not None and assignment.time_on_task_ms > 0
+    assert dict(LikertLabel.objects.values_list("proposition_id", "score")) == dict(zip(shown, [5, 4, 3, 2, 1]))
+    assert assignment.shown_order == shown
+
+
+def _likert_shown(page_or_frame) -> list[int]:
+    """The proposition ids of a rating page, top first (each statement's radio group is named rating-<id>)."""
+    names = page_or_frame.locator("fieldset.rating").evaluate_all(
+        "els => els.map(e => e.querySelector('input[type=radio]').name)"
+    )
+    return [int(name.removeprefix("rating-")) for name in names]
+
+
+def test_each_worker_sees_the_statements_in_their_own_order_and_it_is_stored(live_server, page):
+    task = _task()
     ids = [p.pk for p in ordered_propositions(task)]
-    assert dict(LikertLabel.objects.values_list("proposition_id", "score")) == dict(zip(ids, [5, 4, 3, 2, 1]))
+    shown = {}
+    for worker in ("WORKER1", "WORKER2", "WORKER3"):
+        page.goto(_url(live_server, task, assignment=f"ASG{worker}", worker=worker))
+        shown[worker] = _likert_shown(page)
+        assert shown[worker] == list(start_order(task_uuid=task.uuid, worker_id=worker, item_ids=ids))
+        numbers = page.locator(".statement-number").all_text_contents()
+        assert numbers == [f"Statement {n} of 5" for n in range(1, 6)]
+        _rate_all(page)
+        page.locator("#submitButton").click()
+        page.get_by_role("heading", name="Thank you!").wait_for()
+
+    assert len({tuple(order) for order in shown.values()}) > 1  # not one order for all
+    stored = dict(Assignment.objects.values_list("worker__external_id", "shown_order"))
+    assert stored == shown
+    Assignment.objects.update(verification=Assignment.Verification.VERIFIED)  # the export holds confirmed answers
+    rows = [row for row in raw_label_rows(topic=task.batch.topic) if row["worker"] == "WORKER2"]
+    assert {row["shown_order"] for row in rows} == {" ".join(map(str, shown["WORKER2"]))}
+
+
+def test_a_reload_mid_task_keeps_the_ratings_given(live_server, page):
+    task = _task()
+    page.goto(_url(live_server, task))
+    _rate_all(page, ("Extremely important", "Slightly important"))
+
+    page.reload()
+
+    checked = page.locator("fieldset.rating input:checked").evaluate_all("els => els.map(e => [e.name, e.value])")
+    shown = _likert_shown(page)
+    assert checked == [[f"rating-{shown[0]}", "5"], [f"rating-{shown[1]}", "2"]]
+    assert page.locator("#progress").text_content() == "2 of 5 statements rated."
+    _rate_all(page, ("Extremely important", "Slightly important", *("Very important",) * 3))
+    page.locator("#submitButton").click()
+    page.get_by_role("heading", name="Thank you!").wait_for()
+    page.goto(_url(live_server, task, assignment="ASG2", worker="WORKER2"))  # stored: nothing kept for the next
+    assert page.locator("fieldset.rating input:checked").count() == 0
+
+
+def test_a_stale_second_tab_gets_a_way_forward(live_server, open_context):
+    task = _task()
+    url = _url(live_server, task)
+    context = open_context()
+    first, second = context.new_page(), context.new_page()
+    first.goto(url)
+    second.goto(url)
+    _rate_all(first)
+    first.locator("#submitButton").click()
+    first.get_by_role("heading", name="Thank you!").wait_for()
+
+    _rate_all(second, ("Not at all important",) * 5)  # another answer for the same assignment
+    second.locator("#submitButton").click()
+
+    status = second.locator("#submit-status")
+    status.get_by_text("Not saved:").wait_for()
+    assert "This page is out of date" in status.text_content()
+    assert second.locator("#submitButton").is_hidden()
+    second.locator("#reload-current").click()
+    second.get_by_role("heading", name="You have already submitted this task").wait_for()
+    assert Assignment.objects.count() == 1 and set(LikertLabel.objects.values_list("score", flat=True)) == {4}
+    context.problems.console.clear()  # the refused store is logged by Chromium, on purpose here
 
 
 def test_likert_can_be_answered_with_the_keyboard_alone(live_server, page):

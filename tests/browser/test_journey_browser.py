@@ -157,7 +157,7 @@ def test_a_study_from_an_empty_database_to_a_downloaded_ranking(site, open_conte
     page.get_by_label("Name").fill("Composting study")
     page.get_by_label("Slug").fill("compost")
     assert page.get_by_label("Participant links").is_checked()
-    page.get_by_label("Assignments per HIT").fill("3")
+    page.get_by_label("Answers per task").fill("3")
     page.get_by_label("Pair budget (share of all pairs)").fill("0.3")
     page.get_by_label("Pairs per comparison batch").fill("20")
     page.get_by_label("Information and consent page").fill(CONSENT)

@@ -178,7 +178,7 @@ def test_a_semicolon_csv_is_read_and_the_message_names_the_delimiter(owner_clien
     assert response.status_code == 302
     assert messages_of(response)[0] == (
         "Imported 6 propositions from loans.csv (csv, semicolon-separated): loans: 6 kept of 10 read, "
-        "4 below the confidence threshold, 0 duplicates."
+        "4 below the confidence threshold (0.35), 0 duplicates."
     )
 
 

@@ -155,7 +155,7 @@ def test_the_create_form_starts_at_the_papers_defaults_and_says_why(owner_client
         ("budget_cap", "100.00"),
     ]:
         assert f'name="{name}" value="{value}"' in page, name
-    assert "$0.06 per Likert HIT: the paper's rate for rating 5 statements." in page
+    assert "$0.06 per Likert task: the paper's rate for rating 5 statements." in page
     assert 'aria-describedby="id_likert_reward_helptext"' in page
     assert '<label for="id_slug">' in page
 
@@ -214,7 +214,7 @@ def test_a_good_file_is_imported_with_its_topic_descriptions(owner_client, campa
     assert topic.propositions.count() == 10
     assert messages_of(response) == [
         "Imported 10 propositions from loans.tsv (tsv, tab-separated): loans: 10 kept of 10 read, 0 below "
-        "the confidence threshold, 0 duplicates."
+        "the confidence threshold (0.5), 0 duplicates."
     ]
 
 

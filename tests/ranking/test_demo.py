@@ -23,9 +23,13 @@ from tests.services import free_port
 def test_make_demo_recruits_on_participant_links_by_default_and_make_serve_serves():
     demo = subprocess.run(["make", "-n", "demo"], cwd=django_settings.BASE_DIR, capture_output=True, text=True)
     serve = subprocess.run(["make", "-n", "serve"], cwd=django_settings.BASE_DIR, capture_output=True, text=True)
+    beyond = subprocess.run(
+        ["make", "-n", "serve", "SERVE_HOST=0.0.0.0"], cwd=django_settings.BASE_DIR, capture_output=True, text=True
+    )
 
     assert "manage.py demo --channel links --port 8000" in demo.stdout
-    assert "manage.py serve --port 8000" in serve.stdout and "sqlite:///" in serve.stdout
+    assert "manage.py serve --host 127.0.0.1 --port 8000" in serve.stdout and "sqlite:///" in serve.stdout
+    assert "manage.py serve --host 0.0.0.0 --port 8000" in beyond.stdout
 
 
 @pytest.mark.django_db

@@ -45,7 +45,7 @@ def test_the_first_login_can_come_from_the_environment_and_is_not_echoed():
     assert first_login_ensure(username="lab", password="other") is None
 
 
-def _serve(tmp_path: Path, port: int) -> subprocess.Popen:
+def _serve(tmp_path: Path, port: int, *extra: str) -> subprocess.Popen:
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
@@ -62,7 +62,7 @@ def _serve(tmp_path: Path, port: int) -> subprocess.Popen:
         "PROLIFIC_API_URL",
     ):
         env.pop(name, None)
-    command = [sys.executable, "manage.py", "serve", "--port", str(port)]
+    command = [sys.executable, "manage.py", "serve", "--port", str(port), *extra]
     return subprocess.Popen(
         command, cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -123,3 +123,28 @@ def test_a_busy_port_is_said_plainly_without_a_traceback(tmp_path):
     assert process.returncode == 1, out + err
     assert f"CommandError: Port {port} is in use" in err and f"make serve PORT={port + 1}" in err
     assert "Traceback" not in err + out
+
+
+def test_serving_beyond_loopback_turns_debug_off_and_warns_of_a_loopback_site_url(tmp_path):
+    port = free_port()
+    process = _serve(tmp_path, port, "--host", "0.0.0.0")
+    try:
+        output = "".join(_lines_until(process, "Press Ctrl-C to stop."))
+        base = f"http://127.0.0.1:{port}"
+        assert f"Salience is serving at http://0.0.0.0:{port}/ (a rehearsal server)" in output
+
+        unknown = requests.get(f"{base}/no-such-page/", timeout=30)
+        styles = requests.get(f"{base}/static/css/app.css", timeout=30)
+
+        assert unknown.status_code == 404
+        assert "URLconf" not in unknown.text and "DEBUG = True" not in unknown.text and "admin/" not in unknown.text
+        assert styles.status_code == 200  # static files are still served with debug off
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        errors = process.stderr.read()
+        assert "Debug is off: this server listens on 0.0.0.0" in errors
+        assert f"SITE_URL is http://127.0.0.1:{port}, an address of this machine only" in errors
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

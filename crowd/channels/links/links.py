@@ -49,9 +49,41 @@ def link_create(*, campaign: Campaign, kind: str = Kind.PERSONAL, label: str = "
 
 
 def links_create(*, campaign: Campaign, labels: list[str], created_by=None) -> list[ParticipantLink]:
-    """One personal link per invited person (one label each, e.g. a name or an e-mail)."""
+    """One personal link per invited person (one label each, e.g. a name or an e-mail). A label
+    that another personal link of the campaign has, or that the list repeats (case and spaces
+    aside), is refused: two links with one label cannot be told apart on the Channel page."""
     with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).exists()  # one issue at a time
+        _labels_check(campaign, labels)
         return [link_create(campaign=campaign, label=label, created_by=created_by) for label in labels]
+
+
+def _label_key(label: str) -> str:
+    return " ".join(label.split()).casefold()
+
+
+def _labels_check(campaign: Campaign, labels: list[str]) -> None:
+    taken = {
+        _label_key(label)
+        for label in ParticipantLink.objects.filter(campaign=campaign, kind=Kind.PERSONAL).values_list(
+            "label", flat=True
+        )
+    }
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for label in labels:
+        key = _label_key(label[:200])
+        if key and (key in taken or key in seen):
+            repeated.append(label.strip())
+        seen.add(key)
+    if repeated:
+        raise ApplicationError(
+            f"A personal link is one person: {', '.join(repr(label) for label in dict.fromkeys(repeated))} "
+            f"{'is' if len(repeated) == 1 else 'are'} already the label of another link of this campaign, or "
+            "repeated in the list. Give each person a label of their own (e.g. add a number or an initial); no "
+            "link was made.",
+            code="duplicate_link_label",
+        )
 
 
 def links_issue(*, campaign: Campaign, kind: str, labels: list[str], created_by=None) -> list[ParticipantLink]:

@@ -2,9 +2,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
+from config.site_address import site_url_loopback_warning
 from crowd.channels.settings import channel_set
 from crowd.marketplaces.registry import channel_policy
 from crowd.work.rounds import plans_budget_preview, round_wording, topic_publish_plans
+from ranking.stopping import budget_warning
 from ranking.workflow import topic_round_publish
 
 MTURK_CLOSED = channel_policy(Campaign.Channel.MTURK).status_note
@@ -33,6 +35,9 @@ class Command(BaseCommand):
         found = Campaign.objects.filter(slug=campaign).first()
         if found is None:
             raise CommandError(f"No campaign {campaign!r}.")
+        warning = site_url_loopback_warning()
+        if warning:
+            self.stderr.write(self.style.WARNING(f"Warning: {warning}"))
         if channel:
             try:
                 channel_set(campaign=found, channel=channel)
@@ -44,6 +49,11 @@ class Command(BaseCommand):
         if not topics:
             raise CommandError(f"Campaign {campaign!r} has no topic{f' {topic!r}' if topic else 's'}.")
         where = f"{found.get_channel_display()} ({channel_policy(found.channel).environment_label(found.environment)})"
+        if kind == Batch.Kind.LIKERT:
+            for one in topics:
+                advice = budget_warning(one)
+                if advice:
+                    self.stderr.write(self.style.WARNING(f"Warning: {advice}"))
         try:
             if dry_run:
                 self._plans_print(
@@ -59,13 +69,19 @@ class Command(BaseCommand):
             raise CommandError(error.message) from None
 
     def _plans_print(self, *, campaign, topics, kind, where, policy):
-        plans = []
+        plans, refused = [], 0
         for one in topics:
-            for plan in topic_publish_plans(topic=one, kind=kind):
+            try:
+                topic_plans = topic_publish_plans(topic=one, kind=kind)
+            except ApplicationError as error:  # one topic's problem is said, the others still planned
+                self.stdout.write(f"{one}: not publishable: {error.message}")
+                refused += 1
+                continue
+            for plan in topic_plans:
                 self.stdout.write(f"{plan.batch}: {policy.tasks_wording(plan.hits)}, ${plan.cost}")
                 plans.append(plan)
         if not plans:
-            self.stdout.write("Nothing to publish.")
+            self.stdout.write("Nothing to publish." if not refused else "Nothing else to publish.")
             return
         budget = plans_budget_preview(campaign=campaign, plans=plans)
         hits = sum(plan.hits for plan in plans)
@@ -74,6 +90,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Dry run: {policy.tasks_wording(hits)} to {where}, ${budget.cost} with fees; ${budget.committed} already "
             f"committed{bonuses}, cap ${budget.cap}: {verdict}."
+            + (f" {refused} topic(s) above cannot be published until their problem is fixed." if refused else "")
         )
         if budget.refusal is not None:
             self.stdout.write(f"Publishing would be refused: {budget.refusal.message}")

@@ -241,10 +241,17 @@ def test_untouched_means_the_order_this_worker_was_shown_not_the_tasks():
 
 
 @pytest.mark.django_db
-def test_a_likert_answer_stores_the_tasks_order_as_shown():
-    task = _task()
-    _submit(task, _ratings(task))
-    assert Assignment.objects.get().shown_order == _ids(task)
+def test_a_likert_answer_stores_the_workers_own_order_as_shown():
+    task = _task(uuid=FIXED_UUID)
+    ids = _ids(task)
+    first, second = _shown(task, "WORKER1"), _shown(task, "WORKER2")
+    assert sorted(first) == sorted(ids) and first != second  # each worker their own shuffle of the statements
+
+    _submit(task, _ratings(task), assignment_id="ASG1", worker="WORKER1")
+    _submit(task, _ratings(task), assignment_id="ASG2", worker="WORKER2")
+
+    stored = dict(Assignment.objects.values_list("worker__external_id", "shown_order"))
+    assert stored == {"WORKER1": first, "WORKER2": second}
 
 
 @pytest.mark.django_db
