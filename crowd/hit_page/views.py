@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.batching import likert_plan
 from annotation.models import Batch, Proposition, Topic
+from annotation.suitability.selectors import propositions_for_likert
 from config.errors import ApplicationError, NotFound
 from crowd.hit_page.access import Access, PageState, hit_access_check
 from crowd.hit_page.answers import LIKERT_SCALE
@@ -169,7 +170,7 @@ def sample_content(*, topic: Topic) -> HitContent | None:
     seed; trap slots are left out). Built in memory, never stored; None for a topic with no
     propositions. Its uuid names no task, so the page's form leads nowhere."""
     campaign = topic.campaign
-    real = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).order_by("id")
+    real = propositions_for_likert(topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE)).order_by("id")
     ids = list(real.values_list("id", flat=True))
     if not ids:
         return None

@@ -24,6 +24,7 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition, Task, TaskItem, Topic
+from annotation.suitability.selectors import REMOVED
 from crowd.models import HIT, Assignment, confirmed, counted
 from crowd.work import ledger
 
@@ -52,7 +53,7 @@ class OpenBatch:
 @dataclass(frozen=True)
 class TopicProgress:
     topic: Topic
-    propositions: int  # traps not included
+    propositions: int  # traps not included, nor those the suitability filter removed
     subtle_traps: int  # imported with the propositions (a traps file)
     obvious_traps: int  # the campaign's obvious sentences, placed in the topic when its Likert round is built
     tasks: Progress  # published / built
@@ -63,6 +64,7 @@ class TopicProgress:
     comparison_votes: Progress  # / expected from the published comparison HITs
     current_batch: Batch | None
     open_batches: list[OpenBatch]  # batches with HITs still offered to workers
+    removed: int = 0  # removed by the suitability filter: kept, never asked (annotation.suitability)
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ def _propositions_counted(ids: list[int]) -> dict[int, dict]:
         Proposition.objects.filter(topic_id__in=ids)
         .values("topic_id")
         .annotate(
-            real=Count("id", filter=Q(trap_kind=Proposition.TrapKind.NONE)),
+            real=Count("id", filter=Q(trap_kind=Proposition.TrapKind.NONE) & ~REMOVED),
+            removed=Count("id", filter=Q(trap_kind=Proposition.TrapKind.NONE) & REMOVED),
             subtle=Count("id", filter=Q(trap_kind=Proposition.TrapKind.SUBTLE)),
             obvious=Count("id", filter=Q(trap_kind=Proposition.TrapKind.OBVIOUS)),
         ),
@@ -198,6 +201,7 @@ def _topic_progress(topic: Topic, figures: _Figures) -> TopicProgress:
         tasks=Progress(task.get("published", 0), task.get("built", 0)),
         submitted=Progress(work.get("submitted", 0), needed),
         pending=work.get("pending", 0),
+        removed=counts.get("removed", 0),
         approved=Progress(work.get("approved", 0), needed),
         likert_labels=Progress(figures.labels.get((topic.pk, Batch.Kind.LIKERT), 0), wanted[0]),
         comparison_votes=Progress(figures.labels.get((topic.pk, Batch.Kind.COMPARISON), 0), wanted[1]),

@@ -9,13 +9,15 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.batching import likert_tasks_build
-from annotation.models import Batch, TaskItem
+from annotation.models import Batch, Proposition, TaskItem
 from annotation.suitability.decisions import decisions_apply, filter_summary, queue, verification_record
 from annotation.suitability.export import decisions_csv_write
 from annotation.suitability.models import SuitabilityDecision
 from annotation.suitability.studies import label_record, study_sample
 from annotation.suitability.training import classifier_train
+from crowd.hit_page.views import sample_content
 from crowd.marketplaces.registry import channel_policy
+from crowd.work.progress import campaign_progress
 from crowd.work.savings import suitability_saving
 from ranking.export import ranked_propositions
 
@@ -119,3 +121,18 @@ def test_removed_propositions_reach_no_likert_task_and_the_saving_is_tasks_times
     per_assignment = policy.assignment_cost(reward=campaign.likert_reward, max_assignments=campaign.assignments_per_hit)
     expected = saving.tasks_avoided * campaign.assignments_per_hit * per_assignment
     assert saving.money == expected > Decimal("0")
+
+
+def test_the_topic_card_and_the_task_preview_leave_removed_propositions_out(campaign, gold):
+    run_filter(campaign, gold)
+    for progress in campaign_progress(campaign):
+        topic = progress.topic
+        removed = set(
+            SuitabilityDecision.objects.filter(proposition__topic=topic, removed=True).values_list(
+                "proposition_id", flat=True
+            )
+        )
+        real = topic.propositions.filter(trap_kind=Proposition.TrapKind.NONE).count()
+        assert removed and progress.removed == len(removed) and progress.propositions == real - len(removed)
+        sample = sample_content(topic=topic)
+        assert sample is not None and removed.isdisjoint(statement.id for statement in sample.statements)
