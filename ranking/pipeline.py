@@ -321,7 +321,7 @@ def _ranks_store(topic: Topic) -> None:
     Given the topic's real size (`topic_id = ...` alone) it hashed the whole score table
     twice, so a refit grew with the campaign's other topics (issue 26;
     tests/ranking/test_pipeline_ranks_plan.py checks the plan)."""
-    numbered = ranked_propositions(topic=topic).order_by()
+    propositions = ranked_propositions(topic=topic).order_by()
     if connection.vendor == "postgresql":
         ids = Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE).values("pk")
         among = Func(
@@ -331,8 +331,9 @@ def _ranks_store(topic: Topic) -> None:
             arg_joiner=" = ANY(",
             output_field=BooleanField(),
         )  # (id = ANY(ARRAY(SELECT id ...)))
-        numbered = numbered.filter(among)
-    numbered = numbered.annotate(position=Window(RowNumber(), order_by=ranking_order())).values_list("pk", "position")
+        propositions = propositions.filter(among)
+    position = Window(RowNumber(), order_by=ranking_order())
+    numbered = propositions.annotate(position=position).values_list("pk", "position")
     if not _update_from_supported():
         _ranks_rows_store(topic, dict(numbered))
         return

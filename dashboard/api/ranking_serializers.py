@@ -49,9 +49,14 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
 
 
 class TopicRankingSerializer(serializers.Serializer):
+    """A page of the ranking (`config.pagination.Pages`), with the topic's refits."""
+
     topic = serializers.CharField()
     state = serializers.CharField()
-    ranking = RankingRowSerializer(many=True)
+    count = serializers.IntegerField(help_text="Propositions in the ranking (up to `top`).")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = RankingRowSerializer(many=True)
     snapshots = RankingSnapshotSerializer(many=True)
 
 

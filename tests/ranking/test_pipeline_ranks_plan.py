@@ -63,10 +63,10 @@ def test_storing_a_topics_ranks_reaches_its_score_rows_by_an_index():
         cursor.execute(f"EXPLAIN (FORMAT JSON) {update}")
         (plan,) = cursor.fetchone()[0]
     nodes = plan_nodes(plan["Plan"])
-    print(json.dumps(plan, indent=1))
 
     on_scores = [node for node in nodes if node.get("Relation Name") == SCORE_TABLE and "Scan" in node["Node Type"]]
     assert on_scores, "the plan reads the score table"
-    assert [node["Node Type"] for node in on_scores] == ["Index Scan", "Index Scan"]  # the update's, the order's
+    # the order's join and the update's target, each by the proposition index
+    assert [node["Node Type"] for node in on_scores] == ["Index Scan", "Index Scan"], json.dumps(plan, indent=1)
     assert PropositionScore.objects.filter(proposition__topic=topic, rank__isnull=False).count() == PROPOSITIONS
     assert not PropositionScore.objects.exclude(proposition__topic=topic).filter(rank__isnull=False).exists()
