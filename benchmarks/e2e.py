@@ -406,7 +406,7 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
 
     hits = HIT.objects.filter(task__batch__topic__campaign=campaign).count()
     assignments = Assignment.objects.filter(task__batch__topic__campaign=campaign).count()
-    calls, page, submit = _access_log(workdir / "access.log")
+    calls, page, submit, endpoint = _access_log(workdir / "access.log")
     qc = [tuple(map(float, line.split())) for line in _lines(workdir / "qc.log")]
     passes = [
         float(match["seconds"])
@@ -431,6 +431,11 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
         },
         "loop_cpu_over_app": round(1000 * worker_cpu / max(assignments, 1) / app_ms, 2) if app_ms else None,
         "marketplace_calls_per_hit": round(sum(calls.values()) / max(hits, 1), 2),
+        "local_endpoint_ms_per_request": {
+            "p50": round(_median(endpoint) / 1000, 2),
+            "p95": round(percentile(endpoint, 95) / 1000, 2) if len(endpoint) > 1 else None,
+            "requests": len(endpoint),
+        },
         "marketplace_calls": dict(calls.most_common()),
         "transactions_per_hit": round(transactions / max(hits, 1), 1),
         "idle_after_last_answer_seconds": {
@@ -448,20 +453,23 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
     }
 
 
-def _access_log(path: Path) -> tuple[Counter, list[int], list[int]]:
-    """Marketplace calls by operation; gunicorn's microseconds for each HIT page and answer."""
+def _access_log(path: Path) -> tuple[Counter, list[int], list[int], list[int]]:
+    """Marketplace calls by operation; gunicorn's microseconds for each HIT page and answer,
+    and for each call to the local endpoint (the API and its worker site)."""
     calls: Counter = Counter()
-    page, submit = [], []
+    page, submit, endpoint = [], [], []
     for line in _lines(path):
         match = ACCESS_LINE.match(line)
         if match is None:
             continue
         if match["method"] == "POST" and match["path"] == "/localturk/" and match["target"] != "-":
             calls[match["target"].rsplit(".", 1)[-1]] += 1
+        if match["path"].startswith("/localturk/"):
+            endpoint.append(int(match["micros"]))
         hit = HIT_PAGE.match(match["path"])
         if hit and match["status"].startswith(("2", "3")):
             (submit if hit["submit"] else page).append(int(match["micros"]))
-    return calls, page, submit
+    return calls, page, submit, endpoint
 
 
 def _idle_seconds(campaign) -> list[float]:
@@ -513,6 +521,7 @@ def _report(figures: dict) -> None:
         f"{app['together_p50']} ms (gunicorn p50s: page {app['page_p50']}, submit {app['submit_p50']}; "
         f"{app['pages']:,} pages, {app['submissions']:,} answers): {figures['loop_cpu_over_app']}×\n"
         f"  marketplace calls per HIT {figures['marketplace_calls_per_hit']}: {figures['marketplace_calls']}\n"
+        f"  the local endpoint (API and worker site), gunicorn ms per request: {figures['local_endpoint_ms_per_request']}\n"
         f"  database transactions per HIT {figures['transactions_per_hit']}\n"
         f"  idle between a batch's last answer and the topic's next batch: p50 {idle['p50']} s, p95 {idle['p95']} s "
         f"over {idle['batches']} batches\n"
