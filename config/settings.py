@@ -120,9 +120,12 @@ if env.bool("DISABLE_SERVER_SIDE_CURSORS", default=False):
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Caches: page content per process; rate-limit counters shared by every web worker -----
+# --- Caches: page figures and HIT content, and rate-limit counters, in CACHE_URL -----------
+# With Redis (docker-compose) every web worker and the Celery worker share one cache: a page
+# one process computed is warm for the others and survives a restart of gunicorn (issue 26).
+# Without CACHE_URL each process has its own memory. The two caches keep apart by prefix.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "default": {**env.cache_url("CACHE_URL", default="locmemcache://default"), "KEY_PREFIX": "cache"},
     "ratelimit": env.cache_url("CACHE_URL", default="locmemcache://ratelimit"),
 }
 # Submissions per minute (config/security.py); 0 turns a limit off.

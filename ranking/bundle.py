@@ -10,12 +10,13 @@ per-topic downloads, written by the same functions (ranking.export).
 """
 
 import io
+import itertools
 import tempfile
 import textwrap
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Generic, TypeVar
 
 from django.utils import timezone
 
@@ -25,6 +26,7 @@ from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
 from ranking.stopping import topic_stopping
 
 README_NAME = "README.txt"
+T = TypeVar("T")
 
 
 def bundle_filename(campaign: Campaign) -> str:
@@ -64,25 +66,50 @@ def campaign_bundle_file(*, campaign: Campaign) -> IO[bytes]:
 def campaign_bundle_write(*, campaign: Campaign, target: IO[bytes]) -> int:
     """Write the campaign's zip into `target` (binary, seekable or not); returns the number
     of topics. Each topic's files are in a folder of its own, under one named after the
-    campaign; README.txt is beside the topic folders."""
+    campaign; README.txt is beside the topic folders.
+
+    The rankings, the Likert labels and the votes are each read in one query for the whole
+    campaign, ordered by topic key, and taken topic by topic as the folders are written: the
+    queries do not grow with the number of topics (tests/ranking/test_bundle.py)."""
     root = campaign.slug
     topics = list(campaign.topics.order_by("key"))
+    propositions = _ByTopic(
+        (p.topic_id, p)
+        for p in export.campaign_ranked_with_ties(campaign=campaign).iterator(chunk_size=export.CAMPAIGN_CHUNK)
+    )
+    labels = export.campaign_label_rows(campaign=campaign, topics=topics)
+    likert, votes = _ByTopic(labels.likert()), _ByTopic(labels.votes())
     notes = []
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for topic in topics:
             folder = f"{root}/{topic_folder(topic)}"
             names = topic_files(campaign, topic)
-            rows = export.ranking_rows(topic=topic)
+            rows = export.ranked_rows(topic=topic, propositions=propositions.take(topic.pk))
             for fmt in ("csv", "tsv"):
                 with _text_entry(archive, f"{folder}/{names['ranking.' + fmt]}") as stream:
                     export.write_rows(rows, fmt, stream)
             with _text_entry(archive, f"{folder}/{names['labels.csv']}") as stream:
-                export.write_rows(export.raw_label_rows(topic=topic), "csv", stream, columns=export.LABEL_COLUMNS)
+                labelled = itertools.chain(likert.take(topic.pk), votes.take(topic.pk))
+                export.write_rows(labelled, "csv", stream, columns=export.LABEL_COLUMNS)
             with _text_entry(archive, f"{folder}/{names['top']}") as stream:
-                export.write_top_propositions(topic=topic, stream=stream, top=TOP_FOR_CONCEPT_MAPS)
+                stream.write("".join(line + "\n" for line in export.top_proposition_lines_of(rows[:TOP_FOR_CONCEPT_MAPS])))
             notes.append(_topic_note(topic, rows))
         archive.writestr(f"{root}/{README_NAME}", bundle_readme(campaign, notes))
     return len(topics)
+
+
+class _ByTopic(Generic[T]):
+    """A stream of (topic id, item) ordered by topic, taken one topic at a time, in that order."""
+
+    def __init__(self, pairs: Iterable[tuple[int, T]]):
+        self._pairs = iter(pairs)
+        self._next: tuple[int, T] | None = next(self._pairs, None)
+
+    def take(self, topic_id: int) -> Iterator[T]:
+        """The items of `topic_id`, which must come next (a topic without items gives none)."""
+        while self._next is not None and self._next[0] == topic_id:
+            yield self._next[1]
+            self._next = next(self._pairs, None)
 
 
 @contextmanager

@@ -15,12 +15,11 @@ from django.db.models import Case, Count, F, Q, QuerySet, Value, When, Window
 from django.db.models.expressions import OrderBy
 from django.db.models.functions import Coalesce, Rank, RowNumber
 
-from annotation.models import Proposition, Topic
-from annotation.suitability.selectors import propositions_for_likert
+from annotation.models import Campaign, Proposition, Topic
 from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
-from crowd.sessions.consent import answer_consent_versions
+from crowd.sessions.consent import answer_consent_versions, campaign_answer_consent_versions
 from ranking.models import PropositionScore
 
 if TYPE_CHECKING:  # for mypy's Django plugin only: the annotations of `ranked_with_ties`
@@ -116,11 +115,27 @@ def ranked_with_ties(*, topic: Topic) -> "QuerySet[WithAnnotations[Proposition, 
     """`ranked_propositions` numbered over the whole topic by the database: `position` (its
     rank, 1, 2, 3, ...), `tie_rank` and `tie_size` (`Tie`). Keep a part by slicing: SQL
     numbers the rows before LIMIT and OFFSET take theirs (a filter would apply before)."""
+    return _with_ties(ranked_propositions(topic=topic), within=[])
+
+
+def campaign_ranked_with_ties(*, campaign: Campaign) -> "QuerySet[WithAnnotations[Proposition, Place]]":
+    """`ranked_with_ties` of every topic of the campaign in one query: numbered within each
+    topic, topics by key, each best first."""
+    propositions = propositions_for_likert(
+        Proposition.objects.filter(topic__campaign=campaign, trap_kind=Proposition.TrapKind.NONE)
+    )
+    propositions = propositions.select_related("score").order_by("topic__key", *ranking_order())
+    return _with_ties(propositions, within=[F("topic_id")])
+
+
+def _with_ties(
+    propositions: QuerySet[Proposition], *, within: list[F]
+) -> "QuerySet[WithAnnotations[Proposition, Place]]":
     key = ranking_key()
-    return ranked_propositions(topic=topic).annotate(
-        position=Window(RowNumber(), order_by=ranking_order()),
-        tie_rank=Window(Rank(), order_by=key),
-        tie_size=Window(Count("pk"), partition_by=[order.expression for order in key]),
+    return propositions.annotate(
+        position=Window(RowNumber(), partition_by=within or None, order_by=ranking_order()),
+        tie_rank=Window(Rank(), partition_by=within or None, order_by=key),
+        tie_size=Window(Count("pk"), partition_by=[*within, *(order.expression for order in key)]),
     )
 
 
@@ -163,6 +178,11 @@ def ranking_rows(*, topic: Topic, top: int | None = None) -> list[dict]:
     propositions = ranked_with_ties(topic=topic)
     if top is not None:
         propositions = propositions[:top]
+    return ranked_rows(topic=topic, propositions=propositions)
+
+
+def ranked_rows(*, topic: Topic, propositions: "Iterable[WithAnnotations[Proposition, Place]]") -> list[dict]:
+    """The ranking's rows of `propositions`, a part of `ranked_with_ties` (a page of it)."""
     return [
         ranking_row(topic=topic, rank=p.position, proposition=p, tie=Tie(p.tie_rank, p.tie_size)) for p in propositions
     ]
@@ -182,70 +202,153 @@ def raw_label_rows(*, topic: Topic) -> Iterator[dict]:
     task's propositions, and asked by the proposition's topic the planner joins every label of
     the campaign. `consent_version` is the version of the consent text the answer was given
     under (crowd.sessions.consent.answer_consent_versions), empty without one."""
-    excluded = excluded_worker_ids(topic.campaign_id)
-    consents = answer_consent_versions(topic=topic)
-    kept = confirmed("assignment__") & Q(assignment__task__batch__topic=topic)
-    answer = ("worker_id", "worker__external_id", "assignment__assignment_id", "assignment__submitted_at")
-    order = ("assignment__submitted_at", "assignment_id", "id")
-    rejected = Assignment.Status.REJECTED
-    likert = (
-        LikertLabel.objects.filter(kept)
-        .order_by(*order)
-        .values_list(*answer, "assignment__status", "proposition_id", "score", "assignment__shown_order")
+    labels = LabelRows(
+        kept=Q(assignment__task__batch__topic=topic),
+        keys={topic.pk: topic.key},
+        excluded=excluded_worker_ids(topic.campaign_id),
+        consents=answer_consent_versions(topic=topic),
     )
-    for worker_id, worker, assignment, submitted_at, status, proposition_id, score, shown in likert.iterator(
-        chunk_size=5000
+    for _, row in labels.likert():
+        yield row
+    for _, row in labels.votes():
+        yield row
+
+
+# Rows fetched at a time from a campaign-wide stream (the all-topics zip): a hundred, so the
+# memory the zip takes stays about one topic's (tests/ranking/test_bundle.py), not that of a
+# chunk spanning several small topics; a FETCH per hundred rows costs little beside them.
+CAMPAIGN_CHUNK = 100
+
+
+def campaign_label_rows(*, campaign: Campaign, topics: Iterable[Topic]) -> "LabelRows":
+    """`raw_label_rows` of every topic of the campaign in two queries (Likert labels, votes),
+    each ordered by topic key first: `LabelRows.likert()` and `.votes()` give (topic id, row)."""
+    return LabelRows(
+        kept=Q(assignment__task__batch__topic__campaign=campaign),
+        keys={topic.pk: topic.key for topic in topics},
+        excluded=excluded_worker_ids(campaign.pk),
+        consents=campaign_answer_consent_versions(campaign=campaign),
+        by_topic=True,
+        chunk_size=CAMPAIGN_CHUNK,
+    )
+
+
+class LabelRows:
+    """The export's label rows of the answers `kept` selects, streamed a few thousand at a time."""
+
+    ANSWER = ("assignment__task__batch__topic_id", "worker_id", "worker__external_id", "assignment__assignment_id")
+    ORDER = ("assignment__submitted_at", "assignment_id", "id")
+
+    def __init__(
+        self,
+        *,
+        kept: Q,
+        keys: dict[int, str],
+        excluded: set[int],
+        consents: dict[tuple[str, int], str],
+        by_topic: bool = False,
+        chunk_size: int = 5000,
     ):
-        yield {
-            "kind": "likert",
-            "topic": topic.key,
-            "proposition_id": proposition_id,
-            "worker": worker,
-            "assignment": assignment,
-            "submitted_at": submitted_at.isoformat(),
-            "score": score,
-            # The order the worker was shown the task's statements in (their own shuffle), top first.
-            "shown_order": " ".join(map(str, shown)),
-            "excluded": worker_id in excluded or status == rejected,
-            "consent_version": consents.get((assignment, worker_id), ""),
-        }
-    votes = (
-        Comparison.objects.filter(kept)
-        .order_by(*order)
-        .values_list(
-            *answer, "assignment__status", "winner_id", "loser_id", "assignment__untouched", "assignment__shown_order"
+        self.kept = confirmed("assignment__") & kept
+        self.chunk_size = chunk_size
+        self.keys, self.excluded, self.consents = keys, excluded, consents
+        self.order = ("assignment__task__batch__topic__key", *self.ORDER) if by_topic else self.ORDER
+
+    def likert(self) -> Iterator[tuple[int, dict]]:
+        rows = (
+            LikertLabel.objects.filter(self.kept)
+            .order_by(*self.order)
+            .values_list(
+                *self.ANSWER,
+                "assignment__submitted_at",
+                "assignment__status",
+                "proposition_id",
+                "score",
+                "assignment__shown_order",
+            )
         )
-    )
-    for worker_id, worker, assignment, submitted_at, status, winner_id, loser_id, untouched, shown in votes.iterator(
-        chunk_size=5000
-    ):
-        yield {
-            "kind": "comparison",
-            "topic": topic.key,
-            "winner_id": winner_id,
-            "loser_id": loser_id,
-            "worker": worker,
-            "assignment": assignment,
-            "submitted_at": submitted_at.isoformat(),
-            "untouched": untouched,
-            # The worker's starting order (their own shuffle), top first: ids separated by spaces.
-            "shown_order": " ".join(map(str, shown)),
-            "excluded": worker_id in excluded or status == rejected,
-            "consent_version": consents.get((assignment, worker_id), ""),
+        for topic_id, worker_id, worker, assignment, submitted_at, status, proposition_id, score, shown in rows.iterator(
+            chunk_size=self.chunk_size
+        ):
+            yield (
+                topic_id,
+                {
+                    "kind": "likert",
+                    "topic": self.keys[topic_id],
+                    "proposition_id": proposition_id,
+                    "worker": worker,
+                    "assignment": assignment,
+                    "submitted_at": submitted_at.isoformat(),
+                    "score": score,
+                    # The order the worker was shown the task's statements in (their own shuffle), top first.
+                    "shown_order": " ".join(map(str, shown)),
+                    **self._marks(worker_id, assignment, status),
+                },
+            )
+
+    def votes(self) -> Iterator[tuple[int, dict]]:
+        rows = (
+            Comparison.objects.filter(self.kept)
+            .order_by(*self.order)
+            .values_list(
+                *self.ANSWER,
+                "assignment__submitted_at",
+                "assignment__status",
+                "winner_id",
+                "loser_id",
+                "assignment__untouched",
+                "assignment__shown_order",
+            )
+        )
+        for (
+            topic_id,
+            worker_id,
+            worker,
+            assignment,
+            submitted_at,
+            status,
+            winner_id,
+            loser_id,
+            untouched,
+            shown,
+        ) in rows.iterator(chunk_size=self.chunk_size):
+            yield (
+                topic_id,
+                {
+                    "kind": "comparison",
+                    "topic": self.keys[topic_id],
+                    "winner_id": winner_id,
+                    "loser_id": loser_id,
+                    "worker": worker,
+                    "assignment": assignment,
+                    "submitted_at": submitted_at.isoformat(),
+                    "untouched": untouched,
+                    # The worker's starting order (their own shuffle), top first: ids separated by spaces.
+                    "shown_order": " ".join(map(str, shown)),
+                    **self._marks(worker_id, assignment, status),
+                },
+            )
+
+    def _marks(self, worker_id: int, assignment: str, status: str) -> dict:
+        return {
+            "excluded": worker_id in self.excluded or status == Assignment.Status.REJECTED,
+            "consent_version": self.consents.get((assignment, worker_id), ""),
         }
 
 
 def top_proposition_lines(*, topic: Topic, top: int = 50) -> list[str]:
     """The top propositions' lines: `subject<TAB>relation<TAB>object`, white
     space inside a field (tabs, line breaks) folded into single spaces."""
+    return top_proposition_lines_of(ranking_rows(topic=topic, top=top))
+
+
+def top_proposition_lines_of(rows: Iterable[dict]) -> list[str]:
+    """`top_proposition_lines` of ranking rows already read (the top ones)."""
 
     def clean(text: str) -> str:
         return " ".join(text.split())
 
-    return [
-        f"{clean(row['subject'])}\t{clean(row['relation'])}\t{clean(row['object'])}"
-        for row in ranking_rows(topic=topic, top=top)
-    ]
+    return [f"{clean(row['subject'])}\t{clean(row['relation'])}\t{clean(row['object'])}" for row in rows]
 
 
 def write_top_propositions(*, topic: Topic, stream: TextSink, top: int = 50) -> int:

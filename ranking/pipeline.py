@@ -21,8 +21,9 @@ import sqlite3
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection, transaction
-from django.db.models import Count, Window
+from django.db.models import BooleanField, Count, F, Func, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -330,13 +331,27 @@ def _ranks_store(topic: Topic) -> None:
     """Ranks in the ranking's one order (`ranking.export.ranking_order`: compared propositions
     by μ, then the rest by Likert mean, ties by id), numbered by the database (ROW_NUMBER() over
     that order) and written by one UPDATE: one statement per refit whatever the number of
-    propositions, and only rows whose rank changed are written."""
-    numbered = (
-        ranked_propositions(topic=topic)
-        .order_by()
-        .annotate(position=Window(RowNumber(), order_by=ranking_order()))
-        .values_list("pk", "position")
-    )
+    propositions, and only rows whose rank changed are written.
+
+    On PostgreSQL the topic's propositions are named by `id = ANY(ARRAY(<their ids>))`: the
+    planner, which sizes such an array at a handful of elements, then reaches the score rows
+    by their proposition index, both where the order joins them and where they are updated.
+    Given the topic's real size (`topic_id = ...` alone) it hashed the whole score table
+    twice, so a refit grew with the campaign's other topics (issue 26;
+    tests/ranking/test_pipeline_ranks_plan.py checks the plan)."""
+    propositions = ranked_propositions(topic=topic).order_by()
+    if connection.vendor == "postgresql":
+        ids = Proposition.objects.filter(topic=topic, trap_kind=Proposition.TrapKind.NONE).values("pk")
+        among = Func(
+            F("pk"),
+            ArraySubquery(ids),
+            template="(%(expressions)s))",
+            arg_joiner=" = ANY(",
+            output_field=BooleanField(),
+        )  # (id = ANY(ARRAY(SELECT id ...)))
+        propositions = propositions.filter(among)
+    position = Window(RowNumber(), order_by=ranking_order())
+    numbered = propositions.annotate(position=position).values_list("pk", "position")
     if not _update_from_supported():
         _ranks_rows_store(topic, dict(numbered))
         return

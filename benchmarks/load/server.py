@@ -32,8 +32,12 @@ class Server:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
-def gunicorn_command(*, port: int, workers: int, worker_class: str, threads: int, access_log: Path) -> list[str]:
-    """The deployment's command line (Dockerfile, docker-compose.yml), on loopback."""
+def gunicorn_command(
+    *, port: int, workers: int, worker_class: str, threads: int, access_log: Path, access_format: str | None = None
+) -> list[str]:
+    """The deployment's command line (Dockerfile, docker-compose.yml), on loopback; with
+    `access_format`, gunicorn's --access-logformat (benchmarks/e2e.py logs each call's
+    marketplace operation and time)."""
     command = [
         sys.executable,
         "-m",
@@ -52,22 +56,41 @@ def gunicorn_command(*, port: int, workers: int, worker_class: str, threads: int
     ]
     if worker_class == "gthread":
         command += ["--threads", str(threads)]
+    if access_format:
+        command += ["--access-logformat", access_format]
     return command
 
 
 @contextmanager
-def gunicorn(*, env: dict[str, str], workdir: Path, workers: int, worker_class: str, threads: int) -> Iterator[Server]:
-    port = free_port()
+def gunicorn(
+    *,
+    env: dict[str, str],
+    workdir: Path,
+    workers: int,
+    worker_class: str,
+    threads: int,
+    port: int | None = None,
+    access_format: str | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+) -> Iterator[Server]:
+    """gunicorn on `port` (a free one by default) until the block ends; its logs in workdir
+    (appended to, so a restart on the same workdir keeps the earlier lines)."""
+    port = port or free_port()
     log = workdir / "gunicorn.log"
     command = gunicorn_command(
-        port=port, workers=workers, worker_class=worker_class, threads=threads, access_log=workdir / "access.log"
+        port=port,
+        workers=workers,
+        worker_class=worker_class,
+        threads=threads,
+        access_log=workdir / "access.log",
+        access_format=access_format,
     )
-    with open(log, "wb") as stderr:
+    with open(log, "ab") as stderr:
         process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=stderr, stderr=stderr)
     shape = f"{worker_class} × {threads} threads" if worker_class == "gthread" else worker_class
     server = Server("127.0.0.1", port, process.pid, log, f"gunicorn, {workers} workers, {shape}, 127.0.0.1:{port}")
     try:
-        _wait_ready(server, process)
+        _wait_ready(server, process, ready_timeout)
         yield server
     finally:
         if process.poll() is None:
@@ -79,9 +102,9 @@ def gunicorn(*, env: dict[str, str], workdir: Path, workers: int, worker_class: 
                 process.wait()
 
 
-def _wait_ready(server: Server, process: subprocess.Popen) -> None:
+def _wait_ready(server: Server, process: subprocess.Popen, timeout: float) -> None:
     """Until /trivial/ answers 200 (which needs a worker that has imported Django)."""
-    deadline = time.monotonic() + READY_TIMEOUT
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise ServerError(f"gunicorn exited with status {process.returncode}:\n{server.log_tail()}")
@@ -95,4 +118,4 @@ def _wait_ready(server: Server, process: subprocess.Popen) -> None:
         finally:
             connection.close()
         time.sleep(0.2)
-    raise ServerError(f"gunicorn did not answer within {READY_TIMEOUT} s:\n{server.log_tail()}")
+    raise ServerError(f"gunicorn did not answer within {timeout:.0f} s:\n{server.log_tail()}")

@@ -66,9 +66,14 @@ class StoppingSerializer(serializers.Serializer):
 
 
 class TopicRankingSerializer(serializers.Serializer):
+    """A page of the ranking (`config.pagination.Pages`), with the topic's refits."""
+
     topic = serializers.CharField()
     state = serializers.CharField()
-    ranking = RankingRowSerializer(many=True)
+    count = serializers.IntegerField(help_text="Propositions in the ranking (up to `top`).")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = RankingRowSerializer(many=True)
     snapshots = RankingSnapshotSerializer(many=True)
     stopping = StoppingSerializer()
 

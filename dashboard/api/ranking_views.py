@@ -4,12 +4,13 @@ topic of a campaign in one zip (thin)."""
 from django.http import FileResponse, HttpResponse
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.pagination import Pages
 from dashboard.api.campaign_views import CampaignScoped, TopicScoped
 from dashboard.api.ranking_serializers import ExportQuerySerializer, RankingQuerySerializer, TopicRankingSerializer
 from ranking import export
@@ -17,6 +18,10 @@ from ranking.bundle import bundle_filename, campaign_bundle_file
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
 from ranking.stopping import topic_stopping
 
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", int, description="A page number within the ranking."),
+    OpenApiParameter("page_size", int, description=Pages.page_size_query_description),
+]
 EXPORT_CONTENT_TYPES = {
     "csv": "text/csv",
     "tsv": "text/tab-separated-values",
@@ -26,16 +31,29 @@ EXPORT_CONTENT_TYPES = {
 
 
 class TopicRankingView(TopicScoped, APIView):
-    """The topic's ranking, best first (traps left out), and one snapshot per TrueSkill refit."""
+    """The topic's ranking, best first (traps left out), in pages like the other lists
+    (`results`, `count`, `next`, `previous`), and one snapshot per TrueSkill refit."""
 
-    @extend_schema(tags=["rankings"], parameters=[RankingQuerySerializer], responses={200: TopicRankingSerializer})
+    @extend_schema(
+        tags=["rankings"],
+        parameters=[RankingQuerySerializer, *PAGE_PARAMETERS],
+        responses={200: TopicRankingSerializer},
+    )
     def get(self, request, campaign_slug, topic_key):
         topic = self.topic
         query = self.validated_query(RankingQuerySerializer)
+        propositions = export.ranked_with_ties(topic=topic)
+        if query.get("top") is not None:
+            propositions = propositions[: query["top"]]
+        pages = Pages()
+        page = pages.paginate_queryset(propositions, request, view=self) or []
         body = {
             "topic": topic.key,
             "state": topic.state,
-            "ranking": export.ranking_rows(topic=topic, top=query.get("top")),
+            "count": pages.page.paginator.count if pages.page else 0,
+            "next": pages.get_next_link(),
+            "previous": pages.get_previous_link(),
+            "results": export.ranked_rows(topic=topic, propositions=page),
             "snapshots": topic.snapshots.defer("ranking").order_by("number"),
             "stopping": topic_stopping(topic).as_dict(),
         }

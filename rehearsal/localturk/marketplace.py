@@ -36,9 +36,10 @@ def worker_id_check(worker_id: str) -> str:
 
 
 def hits_for_worker(worker_id: str) -> list[HIT]:
-    """Assignable HITs the worker can discover, oldest first."""
+    """Assignable HITs the worker can discover, oldest first (an expired one not yet swept left out)."""
     values = worker_qualifications(worker_id)
-    hits = HIT.objects.select_related("hit_type").filter(status=HIT.Status.ASSIGNABLE).order_by("pk")
+    alive = HIT.objects.filter(status=HIT.Status.ASSIGNABLE, expiration__gt=timezone.now())
+    hits = alive.select_related("hit_type").order_by("pk")
     return [
         hit
         for hit in hits

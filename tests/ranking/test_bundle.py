@@ -10,10 +10,12 @@ import zipfile
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Campaign, Proposition, Topic
-from crowd.models import Assignment, LikertLabel
+from crowd.models import Assignment, Comparison, LikertLabel
 from ranking.bundle import campaign_bundle_write
 from ranking.models import PropositionScore
 from tests.dashboard.api.conftest import client_for
@@ -258,3 +260,50 @@ def test_the_memory_it_takes_does_not_grow_with_the_number_of_topics(owner):
     three, nine = peak(3), peak(9)
 
     assert nine < 1.1 * three, (three, nine)
+
+
+def test_the_queries_do_not_grow_with_the_number_of_topics(owner):
+    """The rankings, the labels and the votes are each read once for the whole campaign."""
+    worker = WorkerFactory()
+
+    def queries(topics: int) -> int:
+        campaign = CampaignFactory(owner=owner, slug=f"queries-{topics}", channel=Campaign.Channel.LINKS)
+        for n in range(topics):
+            topic = TopicFactory(campaign=campaign, key=f"t{n}")
+            propositions = PropositionFactory.create_batch(4, topic=topic)
+            PropositionScore.objects.bulk_create(
+                PropositionScore(proposition=p, likert_mean=i / 3, likert_n=3) for i, p in enumerate(propositions)
+            )
+            assignment = AssignmentFactory(
+                task__batch__topic=topic, worker=worker, verification=Assignment.Verification.VERIFIED
+            )
+            LikertLabel.objects.create(assignment=assignment, worker=worker, proposition=propositions[0], score=4)
+            vote = AssignmentFactory(
+                task__batch__topic=topic, worker=worker, verification=Assignment.Verification.VERIFIED
+            )
+            Comparison.objects.create(assignment=vote, worker=worker, winner=propositions[1], loser=propositions[2])
+        with CaptureQueriesContext(connection) as captured:
+            assert campaign_bundle_write(campaign=campaign, target=io.BytesIO()) == topics
+        return len(captured.captured_queries)
+
+    assert queries(2) == queries(6)
+
+
+def test_each_topics_labels_land_in_its_own_folder(owner):
+    worker = WorkerFactory(external_id="AWORKER")
+    campaign = CampaignFactory(owner=owner, slug="labels-by-topic", channel=Campaign.Channel.LINKS)
+    for key in ("b", "a", "c"):
+        topic = TopicFactory(campaign=campaign, key=key)
+        proposition = PropositionFactory(topic=topic)
+        if key != "c":  # c has no labels: an empty file, and the next topics are not shifted
+            assignment = AssignmentFactory(
+                task__batch__topic=topic, worker=worker, verification=Assignment.Verification.VERIFIED
+            )
+            LikertLabel.objects.create(assignment=assignment, worker=worker, proposition=proposition, score=2)
+    archive = bundle(campaign)
+
+    for key in ("a", "b", "c"):
+        labels = list(
+            csv.DictReader(io.StringIO(read(archive, f"labels-by-topic/{key}/labels-by-topic-{key}-labels.csv")))
+        )
+        assert [row["topic"] for row in labels] == ([] if key == "c" else [key])

@@ -66,7 +66,7 @@ def test_tied_propositions_share_the_best_of_their_ranks_in_every_export(topic, 
 
     api = client_for(owner)
     body = api.get(reverse("api-topic-ranking", kwargs={"campaign_slug": "ties", "topic_key": "loans"})).json()
-    assert ties(body["ranking"]) == EXPECTED
+    assert ties(body["results"]) == EXPECTED
 
 
 def test_a_top_cut_inside_a_tie_still_counts_the_whole_tie(topic):

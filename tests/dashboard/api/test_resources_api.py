@@ -272,21 +272,35 @@ def test_workers_who_worked_in_the_campaign_with_quality(api, published, campaig
 
 def test_ranking_is_ordered_with_scores_and_snapshots(api, ranked_topic):
     body = api.get(nested("api-topic-ranking", topic_key="stafford")).json()
-    assert [row["id"] for row in body["ranking"]] == [p.pk for p in ranked_topic.ranked]
-    assert [row["rank"] for row in body["ranking"]] == [1, 2, 3]
-    top = body["ranking"][0]
+    assert [row["id"] for row in body["results"]] == [p.pk for p in ranked_topic.ranked]
+    assert [row["rank"] for row in body["results"]] == [1, 2, 3]
+    top = body["results"][0]
     assert (top["mu"], top["sigma"], top["conservative"], top["comparisons"]) == (30.0, 1.0, 27.0, 12)
     assert top["text"] == ranked_topic.ranked[0].text
-    assert body["ranking"][2]["mu"] is None and body["ranking"][2]["in_comparisons"] is False
+    assert body["results"][2]["mu"] is None and body["results"][2]["in_comparisons"] is False
     assert [s["number"] for s in body["snapshots"]] == [1, 2]
     assert body["snapshots"][1]["spearman_previous"] == 0.97
     assert "ranking" not in body["snapshots"][0]
     assert (body["topic"], body["state"]) == ("stafford", "likert")
 
 
+def test_the_ranking_comes_in_pages_like_the_other_lists(api, ranked_topic):
+    url = nested("api-topic-ranking", topic_key="stafford")
+    first = api.get(url, {"page_size": 2}).json()
+    second = api.get(first["next"]).json()
+
+    assert (first["count"], first["previous"], [row["rank"] for row in first["results"]]) == (3, None, [1, 2])
+    assert (second["next"], [row["rank"] for row in second["results"]]) == (None, [3])
+    assert [row["id"] for row in first["results"] + second["results"]] == [p.pk for p in ranked_topic.ranked]
+    assert second["snapshots"] == first["snapshots"]  # the refits on every page
+    assert api.get(url, {"top": 2, "page": 2, "page_size": 1}).json()["results"][0]["rank"] == 2
+    assert api.get(url, {"top": 2, "page_size": 1}).json()["count"] == 2
+    assert api.get(url, {"page": 3, "page_size": 2}).status_code == 404  # as every list: no such page
+
+
 def test_ranking_top_n(api, ranked_topic):
     body = api.get(nested("api-topic-ranking", topic_key="stafford"), {"top": 2}).json()
-    assert len(body["ranking"]) == 2
+    assert len(body["results"]) == 2
     assert api.get(nested("api-topic-ranking", topic_key="stafford"), {"top": 0}).status_code == 400
 
 

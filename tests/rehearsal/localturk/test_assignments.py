@@ -6,6 +6,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from rehearsal.localturk import state
 from rehearsal.localturk.models import HIT, Assignment, Bonus, Requester
 from rehearsal.localturk.questions import ANSWERS_NS
 
@@ -166,6 +167,7 @@ def test_auto_approval_after_the_delay(mturk, hit_type_id, worker_factory):
     assignment_id = worker_factory("A1WORKER00001").complete(hit["HITId"])
     due = datetime.now(UTC) - timedelta(seconds=1)
     Assignment.objects.filter(assignment_id=assignment_id).update(auto_approval_time=due)
+    state.next_tick_sweeps()  # as after a second: the sweep runs at most once a second
 
     assignment = mturk.get_assignment(AssignmentId=assignment_id)["Assignment"]
 

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from rehearsal.localturk import state
 from rehearsal.localturk.models import HIT, HITType, Requester, RequestToken
 
 from .conftest import EXTERNAL_QUESTION, HIT_TYPE, hit_create
@@ -150,6 +151,7 @@ def test_extending_revives_an_expired_hit_but_shortening_is_refused(mturk, hit_t
 def test_hits_expire_by_the_clock(mturk, hit_type_id):
     hit = hit_create(mturk, hit_type_id)
     HIT.objects.update(expiration=datetime.now(UTC) - timedelta(seconds=1))
+    state.next_tick_sweeps()  # as after a second: the sweep runs at most once a second
 
     assert mturk.get_hit(HITId=hit["HITId"])["HIT"]["HITStatus"] == "Reviewable"
 

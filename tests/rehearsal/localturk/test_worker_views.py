@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
-from rehearsal.localturk import marketplace
+from rehearsal.localturk import marketplace, state
 from rehearsal.localturk.errors import WorkerActionError
 from rehearsal.localturk.models import Assignment
 from rehearsal.localturk.qualifications import LOCALE, PERCENT_APPROVED, worker_qualifications_set
@@ -119,6 +119,7 @@ def test_abandoned_and_overdue_assignments_free_their_slot(mturk, hit_type_id, w
 
     first.release(abandoned_id, action="abandon")
     Assignment.objects.filter(assignment_id=overdue_id).update(deadline=datetime.now(UTC))
+    state.next_tick_sweeps()  # as after a second: the sweep runs at most once a second
     late = second.submit(overdue_id, answer="1")
 
     assert late.status_code == 409
