@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotation.models import Campaign, Topic
 from ranking import export
 from ranking.pipeline import TOP_FOR_CONCEPT_MAPS
-from ranking.stopping import topic_stopping
+from ranking.stopping import Stopping, topics_stopping
 
 README_NAME = "README.txt"
 T = TypeVar("T")
@@ -79,6 +79,7 @@ def campaign_bundle_write(*, campaign: Campaign, target: IO[bytes]) -> int:
     )
     labels = export.campaign_label_rows(campaign=campaign, topics=topics)
     likert, votes = _ByTopic(labels.likert()), _ByTopic(labels.votes())
+    stoppings = topics_stopping(campaign, topics)
     notes = []
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for topic in topics:
@@ -92,8 +93,10 @@ def campaign_bundle_write(*, campaign: Campaign, target: IO[bytes]) -> int:
                 labelled = itertools.chain(likert.take(topic.pk), votes.take(topic.pk))
                 export.write_rows(labelled, "csv", stream, columns=export.LABEL_COLUMNS)
             with _text_entry(archive, f"{folder}/{names['top']}") as stream:
-                stream.write("".join(line + "\n" for line in export.top_proposition_lines_of(rows[:TOP_FOR_CONCEPT_MAPS])))
-            notes.append(_topic_note(topic, rows))
+                stream.write(
+                    "".join(line + "\n" for line in export.top_proposition_lines_of(rows[:TOP_FOR_CONCEPT_MAPS]))
+                )
+            notes.append(_topic_note(topic, rows, stoppings[topic.pk]))
         archive.writestr(f"{root}/{README_NAME}", bundle_readme(campaign, notes))
     return len(topics)
 
@@ -119,7 +122,7 @@ def _text_entry(archive: zipfile.ZipFile, name: str) -> Iterator[io.TextIOWrappe
         yield text
 
 
-def _topic_note(topic: Topic, rows: list[dict]) -> str:
+def _topic_note(topic: Topic, rows: list[dict], stopping: Stopping) -> str:
     """A line of the README about one topic: its state and size, and whether the concept map's
     cut at the top 50 falls inside a tie (then the rows kept are the tied ones with the lowest ids)."""
     compared = sum(row["in_comparisons"] for row in rows)
@@ -132,7 +135,6 @@ def _topic_note(topic: Topic, rows: list[dict]) -> str:
                 f" Ranks {cut['tie_rank']}-{last} are tied, so the top propositions' cut at {TOP_FOR_CONCEPT_MAPS} falls"
                 " inside a tie: it keeps those with the lowest ids."
             )
-    stopping = topic_stopping(topic)
     note += f" {stopping.sentence}"
     if stopping.likert_spearman is not None:
         note += f" Spearman ρ with the Likert-only order: {stopping.likert_spearman:.3f}."

@@ -16,6 +16,7 @@ from django.db.models.expressions import OrderBy
 from django.db.models.functions import Coalesce, Rank, RowNumber
 
 from annotation.models import Campaign, Proposition, Topic
+from annotation.suitability.selectors import propositions_for_likert
 from config.spreadsheets import TextSink, spreadsheet_record
 from crowd.models import Assignment, Comparison, LikertLabel, confirmed
 from crowd.qc.worker_quality import excluded_worker_ids
@@ -267,9 +268,17 @@ class LabelRows:
                 "assignment__shown_order",
             )
         )
-        for topic_id, worker_id, worker, assignment, submitted_at, status, proposition_id, score, shown in rows.iterator(
-            chunk_size=self.chunk_size
-        ):
+        for (
+            topic_id,
+            worker_id,
+            worker,
+            assignment,
+            submitted_at,
+            status,
+            proposition_id,
+            score,
+            shown,
+        ) in rows.iterator(chunk_size=self.chunk_size):
             yield (
                 topic_id,
                 {

@@ -55,7 +55,7 @@ def _loop(topic) -> SimpleNamespace:
 @pytest.mark.parametrize("verbosity, logged", [(1, False), (2, True)])
 def test_sync_hits_names_topics_and_steps_in_words_without_log_lines(monkeypatch, caplog, verbosity, logged):
     topic = TopicFactory(campaign=CampaignFactory(slug="study"), key="loans")
-    monkeypatch.setattr(sync_hits, "loop_run_exclusive", lambda: _loop(topic))
+    monkeypatch.setattr(sync_hits, "loop_run_exclusive", lambda **_: _loop(topic))
     out = StringIO()
 
     with caplog.at_level(logging.INFO):

@@ -12,6 +12,7 @@ def _links_campaign(api, campaign):
         "environment": "local",
         "tasks_per_session": 10,
         "prolific_filters": [],
+        "seconds_per_task": 45,
     }
     return campaign
 
