@@ -249,6 +249,9 @@ def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Ite
                 PROLIFIC_API_TOKEN=PROLIFIC_TOKEN,
                 PROLIFIC_COMPLETION_URL=f"{live_server_url}/localprolific/submissions/complete?cc={{code}}",
                 LOG_LEVEL="WARNING",
+                # Every client of the replay reaches nginx from 127.0.0.1: room for F2's 20 invented
+                # arrivals and its genuine participant (the limit itself: test_prolific_participants).
+                PROLIFIC_ARRIVALS_PER_ADDRESS="30",
                 **overrides,
             )
             env.pop("CI", None)

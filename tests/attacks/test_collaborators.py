@@ -26,6 +26,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -34,7 +35,7 @@ from annotation.models import Campaign, CampaignMember
 from annotation.suitability.studies import study_sample
 from crowd.channels.links.links import link_url as links_url
 from crowd.channels.links.links import links_issue
-from crowd.models import ParticipantLink, WorkerQuality
+from crowd.models import ParticipantLink, PlacesRaise, Study, WorkerQuality
 from maps.revision import revision_start
 from maps.workbench import map_open
 from tests.dashboard.test_views import CREATE_FORM
@@ -127,6 +128,24 @@ class World:
         self.carol_membership = CampaignMember.objects.get(user=self.carol)
         # The owner's and the editor's concept maps of the topic (the maps pages' routes).
         revision_start(topic=self.topic)
+        # A Prolific raise of places waiting for the owner's yes (crowd.channels.prolific.raises).
+        study = Study.objects.create(
+            batch=self.batch,
+            environment="local",
+            internal_name="world-study",
+            places=5,
+            reward_cents=100,
+            completion_code="C0DE",
+        )
+        self.places_raise = PlacesRaise.objects.create(
+            study=study,
+            places_from=5,
+            places_to=7,
+            missing=2,
+            cost=Decimal("2.80"),
+            reason="answers missing",
+            requested_at=timezone.now(),
+        )
         # A topic whose Likert round is not built yet, sampled for suitability filtering.
         PropositionFactory.create_batch(5, topic=TopicFactory(campaign=self.campaign, key="rates"))
         study_sample(campaign_id=self.campaign.pk, size=5)
@@ -153,6 +172,7 @@ def _kwargs(world: World, name: str, params: tuple[str, ...]) -> dict:
         "username": world.carol.username,
         "fmt": "json" if name == "maps:download" else "csv",
         "map_id": world.concept_map.pk,
+        "raise_id": world.places_raise.pk,
         "pk": world.link.pk if name == "api-link-revoke" else world.propositions[0].pk,
     }
     missing = set(params) - set(values)
