@@ -22,8 +22,8 @@ item = 2 × pairs asked × ASSIGNMENTS / n: each pair an assignment orders is on
     .venv/bin/python benchmarks/budget_bench.py [--quick] [--seeds N]
 
 The last line is JSON: the threshold (votes per item) above which the final order beat the
-Likert order on average and in most runs at every size tried; ranking/budget_advice.py
-quotes it.
+Likert order on average and in most runs at every size tried; ranking/stopping.py
+quotes it (VOTES_PER_ITEM_NEEDED).
 """
 
 import argparse
