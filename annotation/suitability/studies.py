@@ -41,6 +41,8 @@ def study_sample(*, campaign_id: int, size: int = 500, seed: int = 0, by=None) -
     campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
     if size < 1:
         raise ApplicationError("The sample size must be at least 1.", code="sample_size", details={"field": "size"})
+    if not 0 <= seed <= 2**31 - 1:
+        raise ApplicationError("The seed must be from 0 to 2147483647.", code="sample_seed", details={"field": "seed"})
     study = SuitabilityStudy.objects.filter(campaign=campaign).first()
     if study is not None and study.labels.exists():
         raise Conflict(

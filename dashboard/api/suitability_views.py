@@ -17,10 +17,12 @@ from annotation.suitability.training import classifier_train
 from crowd.work.savings import suitability_saving
 from dashboard.api.campaign_views import CampaignScoped
 
+SEED_MAX = 2**31 - 1  # stored in an integer column
+
 
 class SampleSerializer(serializers.Serializer):
     size = serializers.IntegerField(min_value=1, max_value=100_000, default=500)
-    seed = serializers.IntegerField(default=0)
+    seed = serializers.IntegerField(min_value=0, max_value=SEED_MAX, default=0)
 
 
 class LabelSerializer(serializers.Serializer):
@@ -31,7 +33,7 @@ class LabelSerializer(serializers.Serializer):
 
 
 class TrainSerializer(serializers.Serializer):
-    seed = serializers.IntegerField(default=0)
+    seed = serializers.IntegerField(min_value=0, max_value=SEED_MAX, default=0)
     test_share = serializers.FloatField(min_value=0.1, max_value=0.5, default=0.3)
 
 
