@@ -85,6 +85,8 @@ def main() -> int:
 
 
 class Bench:
+    threads = 4  # per endpoint process
+
     def __init__(self, *, args: argparse.Namespace, env: dict, workdir: Path, port: int):
         self.args, self.env, self.workdir, self.port = args, env, workdir, port
         self.access_log = workdir / "access.log"
@@ -115,7 +117,7 @@ class Bench:
     @contextmanager
     def endpoint(self):
         command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{self.port}"]
-        command += ["--workers", "2", "--worker-class", "gthread", "--threads", "4", "--timeout", "120"]
+        command += ["--workers", "2", "--worker-class", "gthread", "--threads", str(self.threads), "--timeout", "120"]
         command += ["--access-logfile", str(self.access_log)]
         with open(self.workdir / "gunicorn.log", "wb") as log:
             process = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=log, stderr=log)

@@ -200,6 +200,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 SYNC_INTERVAL_SECONDS = env.int("SYNC_INTERVAL_SECONDS", default=60)
+# Marketplace calls one process makes at once while it works a chunk of a publish or a sync
+# (crowd.work.calls); each channel's own bound over every process caps them (MTURK_CONCURRENT_CALLS).
+MARKETPLACE_CALLS_PER_PROCESS = env.int("MARKETPLACE_CALLS_PER_PROCESS", default=4)
+if MARKETPLACE_CALLS_PER_PROCESS < 1:
+    raise ImproperlyConfigured("MARKETPLACE_CALLS_PER_PROCESS must be at least 1.")
 CELERY_BEAT_SCHEDULE = {
     # One pass of the campaign loop (ranking/workflow.py): sync, QC, advance, publish, finish.
     # A message older than one interval is dropped: the next one is on its way.
@@ -218,6 +223,12 @@ if MTURK_ENVIRONMENT not in ("local", "sandbox", "production"):
 MTURK_LOCAL_ENDPOINT_URL = env.str("MTURK_LOCAL_ENDPOINT_URL", default=f"{SITE_URL}/localturk/")
 # Approve work this long before MTurk would auto-approve it, even if QC has not run yet.
 MTURK_APPROVAL_MARGIN_SECONDS = env.int("MTURK_APPROVAL_MARGIN_SECONDS", default=6 * 3600)
+# MTurk requests in flight at once over every process and machine (publishing, approvals;
+# crowd.work.calls). MTurk publishes no rate limit; it answered ThrottlingException to bursts
+# of 100+ sequential CreateHIT calls (reference §1.5), which botocore retries with back-off.
+MTURK_CONCURRENT_CALLS = env.int("MTURK_CONCURRENT_CALLS", default=8)
+if MTURK_CONCURRENT_CALLS < 1:
+    raise ImproperlyConfigured("MTURK_CONCURRENT_CALLS must be at least 1.")
 LOCALTURK_ENABLED = not PRODUCTION and env.bool("LOCALTURK_ENABLED", default=True)
 # Who may frame HIT pages. Unset: 'self' and every channel's worker sites, as each channel's
 # policy lists them (crowd.marketplaces; MTurk's worker.mturk.com and workersandbox.mturk.com).

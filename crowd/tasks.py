@@ -4,11 +4,12 @@ Transient marketplace failures (throttling, service faults, no connection) that 
 botocore's own retries are retried here with exponential backoff and jitter; everything a
 run committed before the failure stays, and the next run continues from there.
 
-The product enqueues two kinds of task: the beat's pass of the loop (ranking.tasks.run_loop)
-and the sync chunks that pass shares (`sync_chunk`, through `sync_chunks_dispatch`, which the
-Celery task module hands to the loop). The other tasks here are enqueued by nothing in the
-product: each is one step of the loop's own path (sync, publish, expire, quality control for
-a campaign), kept for admins (`celery call`) and for messages already queued.
+The product enqueues three kinds of task: the beat's pass of the loop (ranking.tasks.run_loop)
+and the chunks that pass shares — of its sync (`sync_chunk`) and of what it publishes
+(`publish_chunk`) — through `chunks_dispatch`, which the Celery task module hands to the loop.
+The other tasks here are enqueued by nothing in the product: each is one step of the loop's
+own path (sync, publish, expire, quality control for a campaign), kept for admins
+(`celery call`) and for messages already queued.
 """
 
 import logging
@@ -24,7 +25,7 @@ from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.work.chunks import Chunk
 from crowd.work.expiry import batch_expire
-from crowd.work.publishing import batch_publish
+from crowd.work.publishing import batch_publish, chunk_publish
 from crowd.work.sync import chunk_sync
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ RETRYING = {
 def sync_open_hits() -> dict:
     """Every channel's open HITs reconciled, nothing else: the loop's sync step alone (the
     beat runs the whole loop, ranking.tasks.run_loop). Enqueued by nothing in the product."""
-    return channels_sync(dispatch=sync_chunks_dispatch)
+    return channels_sync(dispatch=chunks_dispatch)
 
 
 @shared_task(acks_late=False)
@@ -52,33 +53,45 @@ def sync_chunk(run: int, index: int, hit_ids: list[int], now: str) -> None:
     """A worker's share of a sync pass: the pass waits for it, or does the chunk itself if
     this task never runs, fails or dies (crowd.work.chunks); so no retries here, and a
     message lost with its worker costs nothing."""
-    chunk_sync(chunk=Chunk(run=run, index=index, hit_ids=hit_ids), now=datetime.fromisoformat(now))
+    chunk_sync(chunk=Chunk(run=run, index=index, ids=hit_ids), now=datetime.fromisoformat(now))
 
 
-def sync_chunks_dispatch(chunks: list[Chunk], now: datetime) -> int:
-    """A `sync_chunk` task per chunk, for the pass's Dispatch; how many were enqueued. None
-    when Celery runs eagerly (no other process to share with) and none after the broker
-    failed: the pass does the rest itself."""
+@shared_task(acks_late=False)
+def publish_chunk(run: int, index: int, task_ids: list[int]) -> None:
+    """A worker's share of a publish: as `sync_chunk`, the publish waits for it or does the
+    chunk itself (crowd.work.publishing.chunk_publish); the tokens make a redone chunk harmless."""
+    chunk_publish(chunk=Chunk(run=run, index=index, ids=task_ids, job="publish"))
+
+
+def chunks_dispatch(chunks: list[Chunk], now: datetime) -> int:
+    """A task per chunk (`sync_chunk` or `publish_chunk`, by the chunk's job), for the pass's
+    Dispatch; how many were enqueued. None when Celery runs eagerly (no other process to
+    share with) and none after the broker failed: the pass does the rest itself."""
     if sync_chunk.app.conf.task_always_eager:
         return 0
     sent = 0
     for chunk in chunks:
+        arguments: tuple = (chunk.run, chunk.index, chunk.ids)
+        task = publish_chunk if chunk.job == "publish" else sync_chunk
+        if task is sync_chunk:
+            arguments += (now.isoformat(),)
         try:
-            sync_chunk.apply_async(
-                (chunk.run, chunk.index, chunk.hit_ids, now.isoformat()), retry=False, expires=CHUNK_EXPIRES
-            )
+            task.apply_async(arguments, retry=False, expires=CHUNK_EXPIRES)
         except BrokerUnreachable as error:
-            logger.warning("sync chunks not handed to workers (%s): the pass does them", error)
+            logger.warning("chunks not handed to workers (%s): the pass does them", error)
             break
         sent += 1
     return sent
+
+
+sync_chunks_dispatch = chunks_dispatch  # the name ranking.tasks and older callers know
 
 
 @shared_task(**RETRYING)
 def publish_batch(batch_id: int, live: bool = False) -> dict:
     """The loop's publish step for one batch (crowd.work.publishing.batch_publish, idempotent).
     Enqueued by nothing in the product."""
-    result = batch_publish(batch_id=batch_id, live=live)
+    result = batch_publish(batch_id=batch_id, live=live, dispatch=chunks_dispatch)
     return {**asdict(result), "cost": str(result.cost)}
 
 

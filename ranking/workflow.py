@@ -11,7 +11,8 @@ One pass (`loop_run`, the Celery beat task `ranking.tasks.run_loop`):
                 (crowd.qc.worker_quality.campaign_quality_refresh), outside any topic's lock
     advance     each waiting topic of an active campaign, one step, with that QC result
                 (ranking.pipeline.topic_advance)
-    publish     the batch a step chose, after the step committed (crowd.work.publishing)
+    publish     the batch a step chose, after the step committed (crowd.work.publishing),
+                its chunks shared with the workers as the sync's are
     expire      what a topic that just finished left on offer (crowd.work.expiry)
     finish      a campaign whose every topic is done becomes Finished (annotation.campaigns)
 
@@ -25,6 +26,7 @@ own connection, so it is released when its holder dies; a pass that finds it hel
 with one log line, and beat's messages expire after one interval, so the queue cannot grow.
 """
 
+import functools
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -68,6 +70,10 @@ def _publish(batch_id: int, live: bool) -> object:
     return batch_publish(batch_id=batch_id, live=live)
 
 
+def _publish_shared(batch_id: int, live: bool, *, dispatch: Dispatch) -> object:
+    return batch_publish(batch_id=batch_id, live=live, dispatch=dispatch)
+
+
 def topic_step(*, topic_id: int, excluded: set[int] | None = None, publish: Publish | None = None) -> Step:
     """One topic's step as the loop takes it: quality control for its campaign (unless the
     caller ran it and hands in `excluded`), the pipeline step, then publishing the batch it
@@ -99,6 +105,8 @@ def loop_run(
     """One pass of the loop over every active campaign; see the module docstring. `dispatch`
     hands sync chunks to other workers (crowd.work.chunks); None: this process does them all."""
     report = LoopReport()
+    if publish is None and dispatch is not None:  # what a step publishes is shared with the workers too
+        publish = functools.partial(_publish_shared, dispatch=dispatch)
     synced, report.sync = channels_sync_report(now=now, dispatch=dispatch)
     starting = Topic.objects.filter(state=Topic.State.IMPORTING, campaign__status=Campaign.Status.ACTIVE)
     for topic_id in starting.filter(batches__kind=Batch.Kind.LIKERT).values_list("pk", flat=True).distinct():

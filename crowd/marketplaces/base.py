@@ -362,6 +362,12 @@ class ChannelPolicy:
         """Approve this long before the channel would approve by itself."""
         return timedelta(0)
 
+    def concurrent_calls(self) -> int:
+        """How many of the channel's per-item calls (publishing a HIT, approving an
+        assignment) may be in flight at once across the deployment (crowd.work.calls). One
+        for a channel whose per-item calls stay on this server."""
+        return 1
+
     # -- the HIT page
 
     def answer_fields(self, answer: str) -> dict[str, list[str]]:

@@ -1,6 +1,7 @@
 """A pass's work in chunks, done by the pass and by Celery workers at once.
 
-The pass (crowd.work.sync, run by the loop's one owner) splits its HITs into chunks and hands
+A pass — a sync (crowd.work.sync, run by the loop's one owner) or a publish
+(crowd.work.publishing) — splits its HITs or tasks into chunks and hands
 every chunk but the first to the workers (`Dispatch`: a task per chunk), then works through
 the chunks itself — the first, then from the last back, as workers take them from the front —
 taking each one nobody holds. Whoever takes a chunk holds a PostgreSQL advisory lock on it
@@ -44,10 +45,11 @@ NOTIFY_LIMIT = 7900  # bytes: PostgreSQL refuses a NOTIFY payload of 8,000 or mo
 class Chunk:
     run: int  # the pass's key: the first key of its advisory locks
     index: int
-    hit_ids: list[int]
+    ids: list[int]  # what the chunk's job works: HITs of a sync, tasks of a publish
+    job: str = "sync"  # "sync" | "publish": which worker function takes it (crowd.tasks)
 
 
-# Enqueue one task per chunk (crowd.tasks.sync_chunks_dispatch); how many were enqueued.
+# Enqueue one task per chunk (crowd.tasks.chunks_dispatch); how many were enqueued.
 Dispatch = Callable[[list[Chunk], datetime], int]
 Work = Callable[[list[int]], dict]
 
@@ -61,15 +63,17 @@ class _Pass:
     failed: dict[int, str] = field(default_factory=dict)
 
 
-def chunks_work(*, chunks: list[list[int]], now: datetime, work: Work, dispatch: Dispatch | None) -> list[dict]:
-    """Every chunk worked (`work(hit_ids)`), by this process or by workers; every result."""
+def chunks_work(
+    *, chunks: list[list[int]], now: datetime, work: Work, dispatch: Dispatch | None, job: str = "sync"
+) -> list[dict]:
+    """Every chunk worked (`work(ids)`), by this process or by workers of `job`; every result."""
     shared = dispatch is not None and len(chunks) > 1
     if not shared or connection.vendor != "postgresql" or connection.in_atomic_block:
         return [work(chunk) for chunk in chunks]
     assert dispatch is not None
     state = _Pass(run=secrets.randbelow(2**31), chunks=chunks, work=work)
     with _listening(state.run), _locked(state.run, RUN_SLOT):
-        handed = [Chunk(state.run, index, hit_ids) for index, hit_ids in enumerate(chunks)][1:]
+        handed = [Chunk(state.run, index, ids, job) for index, ids in enumerate(chunks)][1:]
         if dispatch(handed, now) == 0:
             return [work(chunk) for chunk in chunks]
         # The first chunk, then from the last back: workers take them from the front.

@@ -42,7 +42,7 @@ hold a row lock on what the entry is about (the campaign, HIT, assignment or bon
 the existence check before the insert cannot race.
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
@@ -284,12 +284,12 @@ class Withdrawal:
 
 @transaction.atomic
 def batch_commit_withdraw(
-    *, batch_id: int, uncertain_task: UUID | None = None, opening_uncertain: bool = False
+    *, batch_id: int, uncertain_tasks: Collection[UUID] = (), opening_uncertain: bool = False
 ) -> Withdrawal:
     """A publish that failed: take back what `batch_commit` committed for work that never
     reached the marketplace, so a failed publish leaves no commitment for work not on offer.
 
-    Kept: every task with a HIT; `uncertain_task`, the task whose request may have reached the
+    Kept: every task with a HIT; `uncertain_tasks`, those whose request may have reached the
     marketplace before the failure (a re-run finds its HIT by its token, or the batch's expiry
     releases it); on a submission channel the places of a study that may be open (published,
     or `opening_uncertain`). The entries are deleted, not released: they never took effect,
@@ -304,9 +304,10 @@ def batch_commit_withdraw(
     if unit == PaymentUnit.ASSIGNMENT:
         unpublished = [task_reference(u) for u in batch.tasks.filter(hit__isnull=True).values_list("uuid", flat=True)]
         entries = committed.filter(reference__in=unpublished)
-        if uncertain_task is not None:
-            kept = entries.filter(reference=task_reference(uncertain_task))
-            entries = entries.exclude(reference=task_reference(uncertain_task))
+        if uncertain_tasks:
+            references = [task_reference(uuid) for uuid in uncertain_tasks]
+            kept = entries.filter(reference__in=references)
+            entries = entries.exclude(reference__in=references)
     elif unit == PaymentUnit.SUBMISSION:
         entries = committed.filter(reference__startswith=places_reference(batch_id=batch.pk, places=""))
         if Study.objects.filter(batch=batch, published_at__isnull=False).exists():

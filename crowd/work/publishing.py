@@ -19,6 +19,14 @@
    created but not recorded (a crash in between), MTurk refuses the repeated token and the
    marketplace returns the existing HIT (crowd.marketplaces.mturk.client) — never a second one. MTurk keeps
    tokens for 24 hours: re-run an interrupted publish within a day.
+5. In parallel: the tasks go in chunks of CHUNK_SIZE, which the publishing process and, with
+   a `dispatch` (crowd.tasks.chunks_dispatch), idle Celery workers take (crowd.work.chunks);
+   each holder makes its chunk's calls a few at once, within the channel's bound on calls in
+   flight over the whole deployment (crowd.work.calls). Recording stays per HIT, in the
+   holder's own thread, so a chunk retried (a worker died, the pass redoes it) skips what is
+   recorded and meets the token for what is not. The first failure stops new calls; the
+   calls in flight finish and are recorded, and step 2's withdrawal keeps the commitment of
+   every task whose request may have reached the marketplace.
 
 A topic's round (every batch of a kind, with its plan and budget preview) is crowd.work.rounds.
 """
@@ -28,9 +36,11 @@ import json
 import logging
 from dataclasses import dataclass
 from decimal import Decimal
+from uuid import UUID
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotation.batching import batch_hold, batch_status_move
 from annotation.campaigns import campaign_activate
@@ -38,6 +48,7 @@ from annotation.models import Batch, Campaign, Task, Topic
 from config.errors import ApplicationError
 from crowd.marketplaces.base import (
     Marketplace,
+    MarketplaceError,
     MarketplaceUnavailable,
     OutcomeUnknown,
     Publication,
@@ -48,10 +59,15 @@ from crowd.marketplaces.base import (
 from crowd.marketplaces.registry import channel_policy, get_marketplace
 from crowd.models import HIT, HITType
 from crowd.work import ledger
+from crowd.work.calls import Outcome, calls_run, stops_run
+from crowd.work.chunks import Chunk, Dispatch, chunk_work, chunks_work
 
 Environment = Campaign.Environment
 
 logger = logging.getLogger(__name__)
+
+# Tasks per chunk: one Celery task when the publish is shared (crowd.work.chunks).
+CHUNK_SIZE = 50
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,7 @@ class PublishResult:
     published: int  # HITs this run created and recorded
     already: int  # tasks whose HIT existed before, or that a concurrent run recorded first
     cost: Decimal  # committed by this run
+    chunks_shared: int = 0  # chunks a Celery worker published for this run
 
 
 # ---- Checks ------------------------------------------------------------------------------
@@ -238,13 +255,14 @@ def _hit_record(*, task: Task, remote: RemoteHIT, environment: str, channel: str
     return created
 
 
-def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
-    """Publish every task of the batch that has no HIT yet; see the module docstring."""
+def batch_publish(*, batch_id: int, live: bool = False, dispatch: Dispatch | None = None) -> PublishResult:
+    """Publish every task of the batch that has no HIT yet; see the module docstring. With
+    `dispatch`, Celery workers take chunks too (crowd.work.chunks)."""
     batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
     campaign = batch.topic.campaign
     _publish_check(batch=batch, live=live)
-    tasks = list(unpublished_tasks(batch))
-    if not tasks and batch.status != Batch.Status.CREATED:
+    task_ids = list(unpublished_tasks(batch).values_list("pk", flat=True))
+    if not task_ids and batch.status != Batch.Status.CREATED:
         # Out already, and opened: nothing to ask the marketplace.
         return PublishResult(batch_id=batch.pk, published=0, already=batch.tasks.count(), cost=ledger.ZERO)
     marketplace = get_marketplace(campaign)
@@ -260,32 +278,99 @@ def batch_publish(*, batch_id: int, live: bool = False) -> PublishResult:
     except ApplicationError:
         ledger.batch_commit_withdraw(batch_id=batch.pk)  # nothing was sent: all of it
         raise
-    in_flight: Task | None = None
+    uncertain: list[UUID] | None = None  # None until the HITs' calls are over
     try:
-        if tasks:
-            hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
-        published = 0
-        for in_flight in tasks:
-            publication = Publication(
-                url=hit_url(in_flight),
-                max_assignments=in_flight.assignments_needed,
-                lifetime_seconds=campaign.hit_lifetime_seconds,
-                token=str(in_flight.uuid),
-                annotation=f"salience {campaign.slug} batch {batch.pk} task {in_flight.position}",
+        published = shared = 0
+        if task_ids:
+            hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
+            chunks = [task_ids[start : start + CHUNK_SIZE] for start in range(0, len(task_ids), CHUNK_SIZE)]
+            reports = chunks_work(
+                chunks=chunks, now=timezone.now(), work=_chunk_publish, dispatch=dispatch, job="publish"
             )
-            remote = marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
-            published += _hit_record(
-                task=in_flight, remote=remote, environment=marketplace.environment, channel=campaign.channel
-            )
-        in_flight = None
+            published = sum(report["published"] for report in reports)
+            shared = sum(report.get("chunks_shared", 0) for report in reports)
+            uncertain = [UUID(token) for report in reports for token in report["uncertain"]]
+            failure = _chunks_failure(reports)
+            if failure is not None:
+                raise failure
+        uncertain = []
         # The marketplace's step for the batch as a whole (a Prolific study); idempotent.
         marketplace.batch_open(batch=batch)
     except ApplicationError as failure:
-        _failed_publish_withdraw(batch=batch, failure=failure, in_flight=in_flight)
+        _failed_publish_withdraw(batch=batch, failure=failure, uncertain_tasks=uncertain)
         raise
     _batch_published(batch_id=batch.pk)
     already = batch.tasks.filter(hit__isnull=False).count() - published
-    return PublishResult(batch_id=batch.pk, published=published, already=already, cost=cost)
+    return PublishResult(batch_id=batch.pk, published=published, already=already, cost=cost, chunks_shared=shared)
+
+
+def chunk_publish(*, chunk: Chunk) -> None:
+    """A Celery worker's share of a publish (crowd.tasks.publish_chunk): the chunk's tasks,
+    unless the publish is over or someone took the chunk; done once each task has its HIT."""
+    chunk_work(
+        chunk=chunk,
+        work=lambda: {**_chunk_publish(chunk.ids), "chunks_shared": 1},
+        done=lambda: not Task.objects.filter(pk__in=chunk.ids, hit__isnull=True).exists(),
+    )
+
+
+def _chunk_publish(task_ids: list[int]) -> dict:
+    """Publish the chunk's tasks that have no HIT yet, a few calls at once (crowd.work.calls),
+    each HIT recorded as its call ends. A report that fits a NOTIFY: HITs recorded, the tasks
+    whose request may have reached the marketplace though it failed, the first failure."""
+    batch = Batch.objects.select_related("topic__campaign").get(tasks__pk=task_ids[0])
+    campaign = batch.topic.campaign
+    marketplace = get_marketplace(campaign)
+    hit_type_id = hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)  # the pass made it
+    tasks = list(unpublished_tasks(batch).filter(pk__in=task_ids))
+    report: dict = {"published": 0, "uncertain": [], "error": None}
+
+    def call(task: Task) -> RemoteHIT:
+        publication = Publication(
+            url=hit_url(task),
+            max_assignments=task.assignments_needed,
+            lifetime_seconds=campaign.hit_lifetime_seconds,
+            token=str(task.uuid),
+            annotation=f"salience {campaign.slug} batch {batch.pk} task {task.position}",
+        )
+        return marketplace.hit_publish(work_type_id=hit_type_id, publication=publication)
+
+    def done(outcome: Outcome[Task, RemoteHIT]) -> None:
+        if outcome.error is None:
+            assert outcome.result is not None
+            recorded = _hit_record(
+                task=outcome.item, remote=outcome.result, environment=marketplace.environment, channel=campaign.channel
+            )
+            report["published"] += int(recorded)
+            return
+        if stops_run(outcome.error):  # no answer it could trust: the HIT may exist
+            report["uncertain"].append(str(outcome.item.uuid))
+        if report["error"] is None:
+            report["error"] = _failure_dict(outcome.error)
+
+    calls_run(channel=campaign.channel, items=tasks, call=call, done=done, stop=lambda error: True)
+    return report
+
+
+_FAILURES: dict[str, type[MarketplaceError]] = {
+    "unavailable": MarketplaceUnavailable,
+    "unknown": OutcomeUnknown,
+    "refused": MarketplaceError,
+}
+
+
+def _failure_dict(error: MarketplaceError) -> dict:
+    kind = next(name for name, cls in _FAILURES.items() if isinstance(error, cls))
+    return {"kind": kind, "message": error.message, "marketplace_code": error.marketplace_code}
+
+
+def _chunks_failure(reports: list[dict]) -> MarketplaceError | None:
+    """The first failure the chunks reported, as the error it was."""
+    for report in reports:
+        if report["error"] is not None:
+            failure = report["error"]
+            return _FAILURES[failure["kind"]](failure["message"], marketplace_code=failure["marketplace_code"])
+    return None
 
 
 def _reachable_check(*, campaign: Campaign, marketplace: Marketplace) -> None:
@@ -306,15 +391,17 @@ def _reachable_check(*, campaign: Campaign, marketplace: Marketplace) -> None:
         ) from unreachable
 
 
-def _failed_publish_withdraw(*, batch: Batch, failure: ApplicationError, in_flight: Task | None) -> None:
+def _failed_publish_withdraw(*, batch: Batch, failure: ApplicationError, uncertain_tasks: list[UUID] | None) -> None:
     """Withdraw what the failed run committed for work that never reached the marketplace, and
     say so in the error. A request whose outcome is unknown (no answer, or an answer that says
-    it may have taken effect) keeps its commitment: the marketplace may have acted on it."""
+    it may have taken effect) keeps its commitment: the marketplace may have acted on it. Those
+    are `uncertain_tasks` when HITs' calls failed so; otherwise the batch's opening (a
+    Prolific study) or the step before the HITs."""
     uncertain = isinstance(failure, (MarketplaceUnavailable, OutcomeUnknown))
     withdrawal = ledger.batch_commit_withdraw(
         batch_id=batch.pk,
-        uncertain_task=in_flight.uuid if uncertain and in_flight is not None else None,
-        opening_uncertain=uncertain and in_flight is None,
+        uncertain_tasks=uncertain_tasks or [],
+        opening_uncertain=uncertain and not uncertain_tasks,
     )
     policy = channel_policy(batch.topic.campaign.channel)
     note = f"{policy.tasks_wording(batch.tasks.filter(hit__isnull=False).count())} of {batch} are out"

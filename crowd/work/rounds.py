@@ -13,6 +13,7 @@ from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Task, Topic
 from crowd.marketplaces.registry import channel_policy
 from crowd.work import ledger
+from crowd.work.chunks import Dispatch
 from crowd.work.publishing import PublishResult, batch_publish, round_publish_check, unpublished_tasks
 
 
@@ -60,18 +61,21 @@ def topic_publish_plans(*, topic: Topic, kind: str) -> list[PublishPlan]:
     return plans
 
 
-def topic_publish(*, topic: Topic, kind: str, live: bool = False) -> list[PublishResult]:
+def topic_publish(
+    *, topic: Topic, kind: str, live: bool = False, dispatch: Dispatch | None = None
+) -> list[PublishResult]:
     """Publish the topic's unpublished batches of `kind`; the Likert batch is built first if needed.
     A batch that is out already gives a result with nothing published and its HITs as `already`,
     so a repeated publish can say what is out.
 
-    The Likert batch is shuffled with the topic id as seed, so it is reproducible.
+    The Likert batch is shuffled with the topic id as seed, so it is reproducible. With
+    `dispatch`, Celery workers take chunks of each batch too (crowd.work.publishing).
     """
     round_publish_check(topic=topic, kind=kind)
     batches = _topic_batches(topic=topic, kind=kind)
     if not batches:
         return round_out(topic=topic, kind=kind)
-    return [batch_publish(batch_id=batch.pk, live=live) for batch in batches]
+    return [batch_publish(batch_id=batch.pk, live=live, dispatch=dispatch) for batch in batches]
 
 
 def round_out(*, topic: Topic, kind: str) -> list[PublishResult]:

@@ -9,6 +9,7 @@ app_name = "localturk"
 urlpatterns = [
     path("", views.api, name="api"),
     path("_control/faults", views.faults_control, name="control-faults"),
+    path("_control/calls", views.calls_control, name="control-calls"),
     path("_control/workers/<str:worker_id>", views.worker_profile_control, name="control-worker"),
     path("worker/", worker_views.worker_home, name="worker-home"),
     path("worker/preview/<str:hit_id>/", worker_views.worker_preview, name="worker-preview"),

@@ -10,6 +10,10 @@ Control API (local only, for tests and rehearsals; JSON in and out, no CSRF):
                                                   "latency_calls": K, "operations": ["CreateHITWithHITType"]}
                                                  -> 201 {"faults": [...]}   (all keys optional; see faults.py)
     DELETE /localturk/_control/faults            -> 204, every switch cleared
+    GET    /localturk/_control/calls             -> {"calls", "in_flight", "peak_in_flight", "cpu_ms_per_call",
+                                                  "operations": {name: {"calls", "cpu_ms_per_call"}}, "pid"}
+                                                 (this process's figures; see meter.py)
+    DELETE /localturk/_control/calls             -> 204, the figures back to zero
     GET    /localturk/_control/workers/<WorkerId> -> {"workerId", "qualifications": {type id: value}}
     PUT    /localturk/_control/workers/<WorkerId> {"qualifications": {"000000000000000000L0": 80,
                                                   "00000000000000000071": {"Country": "IN"}, "<custom id>": 1}}
@@ -30,6 +34,7 @@ from rehearsal.fault_control import fault_switches, faults_control_view, json_ob
 from . import faults, protocol
 from .errors import WorkerActionError
 from .marketplace import worker_id_check
+from .meter import meter
 from .qualifications import worker_qualifications, worker_qualifications_set
 
 FAULT_COUNTS = ("throttle", "service_fault", "latency_ms")
@@ -38,14 +43,23 @@ FAULT_COUNTS = ("throttle", "service_fault", "latency_ms")
 @csrf_exempt
 @require_POST
 def api(request):
-    status, body = protocol.call(
-        target=request.headers.get("X-Amz-Target", ""),
-        body=request.body,
-        authorization=request.headers.get("Authorization", ""),
-    )
+    target = request.headers.get("X-Amz-Target", "")
+    with meter.call(target.rpartition(".")[2]):
+        status, body = protocol.call(
+            target=target, body=request.body, authorization=request.headers.get("Authorization", "")
+        )
     response = HttpResponse(json.dumps(body), status=status, content_type=protocol.CONTENT_TYPE)
     response["x-amzn-RequestId"] = str(uuid.uuid4())
     return response
+
+
+@csrf_exempt
+@require_http_methods(["GET", "DELETE"])
+def calls_control(request):
+    if request.method == "DELETE":
+        meter.reset()
+        return HttpResponse(status=204)
+    return JsonResponse(meter.figures())
 
 
 faults_control = faults_control_view(faults, lambda body: fault_switches(body, counts=(*FAULT_COUNTS, "latency_calls")))

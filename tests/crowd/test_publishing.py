@@ -64,8 +64,7 @@ def test_a_concurrent_publish_reports_only_the_hits_it_created(local_turk, monke
     first = batch_publish(batch_id=batch.pk)
     # A second run that read the tasks before the first recorded their HITs (as two runs at
     # once do): MTurk answers its calls with the same HITs (the request token), it records none.
-    every_task = list(batch.tasks.all())
-    monkeypatch.setattr(publishing, "unpublished_tasks", lambda batch: every_task)
+    monkeypatch.setattr(publishing, "unpublished_tasks", lambda batch: batch.tasks.order_by("position"))
 
     second = batch_publish(batch_id=batch.pk)
 
@@ -75,7 +74,8 @@ def test_a_concurrent_publish_reports_only_the_hits_it_created(local_turk, monke
 
 
 @pytest.mark.mturk
-def test_an_interrupted_publish_run_again_creates_no_second_hit(local_turk, monkeypatch):
+def test_an_interrupted_publish_run_again_creates_no_second_hit(local_turk, monkeypatch, settings):
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 1  # one call after the other: the crash falls on the third
     batch = likert_batch(propositions=25)  # 5 tasks
     record = publishing._hit_record
     calls = []
@@ -229,7 +229,8 @@ def test_the_tasks_retry_transient_marketplace_errors_with_backoff():
 
 
 @pytest.mark.mturk
-def test_faults_outlasting_botocore_are_retried_by_the_celery_task(local_turk, monkeypatch):
+def test_faults_outlasting_botocore_are_retried_by_the_celery_task(local_turk, monkeypatch, settings):
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 1  # one call after the other: no HIT out before the retry
     monkeypatch.setattr("crowd.marketplaces.mturk.client.MAX_ATTEMPTS", 0)  # no retries inside botocore
     # Eager Celery re-runs a retried task at once, unless it propagates errors (the dev default).
     monkeypatch.setitem(publish_batch.app.conf, "task_eager_propagates", False)

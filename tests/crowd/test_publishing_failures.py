@@ -128,7 +128,12 @@ def test_participant_links_publish_without_any_endpoint(closed_port):
 
 
 @pytest.mark.mturk
-def test_a_failure_half_way_withdraws_what_never_reached_mturk_and_a_rerun_commits_it_again(local_turk, monkeypatch):
+def test_a_failure_half_way_withdraws_what_never_reached_mturk_and_a_rerun_commits_it_again(
+    local_turk, monkeypatch, settings
+):
+    settings.MARKETPLACE_CALLS_PER_PROCESS = (
+        1  # one call after the other (crowd.work.calls); in parallel: test_publish_parallel
+    )
     monkeypatch.setattr("crowd.marketplaces.mturk.client.MAX_ATTEMPTS", 0)  # no retry: the fault is final
     batch = likert_batch(propositions=15)  # three HITs at $0.35 each
     campaign = batch.topic.campaign

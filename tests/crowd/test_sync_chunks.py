@@ -81,14 +81,14 @@ def test_a_pass_does_the_chunks_of_tasks_that_never_ran(local_turk, monkeypatch)
     report = sync.assignments_sync(dispatch=lost)
 
     assert [chunk.index for chunk in handed] == [1, 2]
-    assert sorted(hit_id for chunk in handed for hit_id in chunk.hit_ids) == [hit.pk for hit in published[2:]]
+    assert sorted(hit_id for chunk in handed for hit_id in chunk.ids) == [hit.pk for hit in published[2:]]
     assert (report.hits, report.verified, report.chunks_shared) == (5, 5, 0)
 
 
 def test_a_chunk_task_that_comes_after_its_pass_does_nothing(local_turk):
     published = _answered(local_turk, hits=2)
 
-    sync.chunk_sync(chunk=Chunk(run=12345, index=1, hit_ids=[hit.pk for hit in published]), now=timezone.now())
+    sync.chunk_sync(chunk=Chunk(run=12345, index=1, ids=[hit.pk for hit in published]), now=timezone.now())
 
     answers = Assignment.objects.filter(task__hit__in=published)
     assert set(answers.values_list("verification", flat=True)) == {Verification.PENDING}
@@ -96,7 +96,7 @@ def test_a_chunk_task_that_comes_after_its_pass_does_nothing(local_turk):
 
 def test_a_chunk_task_works_only_while_its_pass_runs_whoever_else_probes(local_turk):
     published = _answered(local_turk, hits=2)
-    chunk = Chunk(run=4242, index=1, hit_ids=[hit.pk for hit in published])
+    chunk = Chunk(run=4242, index=1, ids=[hit.pk for hit in published])
     answers = Assignment.objects.filter(task__hit__in=published)
     settings = connection.settings_dict
     other = psycopg2.connect(

@@ -86,6 +86,11 @@ class MTurkPolicy(ChannelPolicy):
         """MTurk auto-approves on its own clock: approve this long before it would."""
         return timedelta(seconds=settings.MTURK_APPROVAL_MARGIN_SECONDS)
 
+    def concurrent_calls(self) -> int:
+        """MTURK_CONCURRENT_CALLS: CreateHIT and ApproveAssignment in flight at once, deployment-wide."""
+        calls: int = settings.MTURK_CONCURRENT_CALLS
+        return calls
+
     def answer_fields(self, answer: str) -> dict[str, list[str]]:
         """MTurk keeps a copy of every answer posted to externalSubmit, as QuestionFormAnswers XML."""
         return answers.answer_fields(answer)

@@ -15,8 +15,9 @@ The HITs go in chunks of CHUNK_SIZE, which the pass and every Celery worker take
 (crowd.work.chunks): adding workers shortens a pass. For each chunk (`hits_sync`):
 
 1. Each HIT's assignments are listed at its marketplace (`assignments_by_hit`: MTurk one
-   ListAssignmentsForHIT per HIT, every status and page; a session channel one read for the
-   chunk). No lock is held across a remote call.
+   ListAssignmentsForHIT per HIT, every status and page, a few at once within the channel's
+   bound, crowd.work.calls; a session channel one read for the chunk). No lock is held
+   across a remote call.
 2. In one transaction the chunk's HIT rows, then our answers to their tasks, are locked (a
    query each), and each listed assignment is matched with our answer by (assignment id,
    worker): found → `verified`; missing (the worker's post to us failed) → MTurk's answer XML
@@ -31,7 +32,8 @@ The HITs go in chunks of CHUNK_SIZE, which the pass and every Celery worker take
    (WorkerQuality.computed_at > submitted_at), or when the marketplace's auto-approval is
    less than the channel's approval margin away (its policy's: MTurk
    MTURK_APPROVAL_MARGIN_SECONDS; the session channels approve on our own clock), whichever
-   comes first. One marketplace call each, then the outcomes are recorded together.
+   comes first. One marketplace call each, a few at once within the channel's bound
+   (crowd.work.calls), then the outcomes are recorded together.
 4. A HIT is *collected* when all its assignments are in (or it expired and the last
    accepted assignment's deadline passed) and no answer of ours is pending; *complete*
    when it is collected and all its work is reviewed. A complete HIT releases the budget
@@ -80,7 +82,9 @@ def assignments_sync(
     else:
         visit = list(open_hits.filter(pk__in=list(hit_ids)).order_by("pk").values_list("pk", flat=True))
     chunks = [visit[start : start + CHUNK_SIZE] for start in range(0, len(visit), CHUNK_SIZE)]
-    for result in chunks_work(chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now), dispatch=dispatch):
+    for result in chunks_work(
+        chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now), dispatch=dispatch, job="sync"
+    ):
         report.add(SyncReport.from_dict(result))
     if hit_ids is None:
         report.unverified += pending_sweep(now=now)
@@ -92,8 +96,8 @@ def chunk_sync(*, chunk: Chunk, now: datetime) -> None:
     the pass is over or someone took the chunk; done once its HITs carry the pass's time."""
     chunk_work(
         chunk=chunk,
-        work=lambda: {**_chunk_sync(chunk.hit_ids, now), "chunks_shared": 1},
-        done=lambda: HIT.objects.filter(pk__in=chunk.hit_ids, last_synced_at=now).exists(),
+        work=lambda: {**_chunk_sync(chunk.ids, now), "chunks_shared": 1},
+        done=lambda: HIT.objects.filter(pk__in=chunk.ids, last_synced_at=now).exists(),
     )
 
 

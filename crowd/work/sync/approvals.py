@@ -8,9 +8,10 @@ from datetime import datetime, timedelta
 from django.db.models import Exists, OuterRef, Q
 
 from annotation.models import Campaign
-from crowd.marketplaces.base import Marketplace, MarketplaceError, MarketplaceUnavailable
+from crowd.marketplaces.base import Marketplace, MarketplaceUnavailable
 from crowd.marketplaces.registry import channel_policy
 from crowd.models import CONFIRMED, Assignment, WorkerQuality
+from crowd.work.calls import Outcome, calls_run
 from crowd.work.review import Review, approve_at_marketplace
 from crowd.work.sync.report import SyncReport
 from crowd.work.sync.visit import Visit
@@ -71,21 +72,34 @@ def approvals_due(*, visits: list[Visit], now: datetime) -> list[Assignment]:
 
 
 def assignments_approve(
-    *, due: list[Assignment], marketplace: Marketplace, report: SyncReport
+    *, due: list[Assignment], marketplace: Marketplace, channel: str, report: SyncReport
 ) -> tuple[list[Review], MarketplaceUnavailable | None]:
-    """Approve each at the marketplace (one call each: none approves in bulk); the decisions
-    it now holds, and the transient failure that stopped the run, if one did."""
+    """Approve each at the marketplace (MTurk: one ApproveAssignment each; it has no bulk
+    approval), a few at once within the channel's bound (crowd.work.calls); the decisions it
+    now holds, and the transient failure that stopped the run, if one did (the calls in flight
+    then finish and count). Approving again what is approved is harmless: the marketplace says
+    InvalidState, and its status is read back (crowd.work.review.approve_at_marketplace)."""
     reviews: list[Review] = []
-    for assignment in due:
-        try:
-            status = approve_at_marketplace(marketplace=marketplace, assignment=assignment)
-        except MarketplaceUnavailable as unavailable:
-            return reviews, unavailable
-        except MarketplaceError as error:
+    unavailable: MarketplaceUnavailable | None = None
+
+    def done(outcome: Outcome[Assignment, str]) -> None:
+        nonlocal unavailable
+        assignment, error = outcome.item, outcome.error
+        if isinstance(error, MarketplaceUnavailable):
+            unavailable = unavailable or error
+        elif error is not None:
             logger.error("approving assignment %s failed: %s", assignment.assignment_id, error.message)
             report.errors.append(f"assignment {assignment.assignment_id}: {error.message}")
-            continue
-        if status != Status.SUBMITTED:  # still Submitted: the marketplace is not ready; the next pass
-            reviews.append(Review(assignment.pk, status))
-            assignment.status = status
-    return reviews, None
+        elif outcome.result != Status.SUBMITTED:  # still Submitted: the marketplace is not ready; the next pass
+            assert outcome.result is not None
+            reviews.append(Review(assignment.pk, outcome.result))
+            assignment.status = outcome.result
+
+    calls_run(
+        channel=channel,
+        items=due,
+        call=lambda assignment: approve_at_marketplace(marketplace=marketplace, assignment=assignment),
+        done=done,
+        stop=lambda error: isinstance(error, MarketplaceUnavailable),
+    )
+    return reviews, unavailable

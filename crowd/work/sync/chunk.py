@@ -9,9 +9,10 @@ from datetime import datetime
 from django.db import transaction
 
 from config.errors import ApplicationError
-from crowd.marketplaces.base import Marketplace, MarketplaceError, NotFoundAtMarketplace
-from crowd.marketplaces.registry import marketplace_for
+from crowd.marketplaces.base import Marketplace, MarketplaceError, NotFoundAtMarketplace, RemoteAssignment
+from crowd.marketplaces.registry import channel_policy, marketplace_for
 from crowd.models import HIT, Assignment
+from crowd.work.calls import Outcome, calls_run
 from crowd.work.review import reviews_record
 from crowd.work.sync.approvals import approvals_due, assignments_approve
 from crowd.work.sync.completion import hits_complete, hits_delete
@@ -38,7 +39,7 @@ def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
             for hit in group:
                 _error(report, hit, error.message)
             continue
-        listed = marketplace.assignments_by_hit([hit.hit_id for hit in group])  # MarketplaceUnavailable: retried
+        listed = _listings(marketplace=marketplace, channel=channel, hit_ids=[hit.hit_id for hit in group])
         visits, gone = [], []
         for hit in group:
             remote = listed[hit.hit_id]
@@ -50,8 +51,37 @@ def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
                 visits.append(Visit(hit=hit, remote=remote))
         HIT.objects.filter(pk__in=gone).update(status=HIT.Status.DISPOSED, deleted=True, last_synced_at=now)
         if visits:
-            _visits_sync(visits=visits, marketplace=marketplace, now=now, report=report)
+            _visits_sync(visits=visits, marketplace=marketplace, channel=channel, now=now, report=report)
     return report
+
+
+def _listings(
+    *, marketplace: Marketplace, channel: str, hit_ids: list[str]
+) -> dict[str, list[RemoteAssignment] | MarketplaceError]:
+    """Each HIT's assignments at its marketplace: in one read where the channel lists many at
+    once, else one listing per HIT, a few at once within the channel's bound (crowd.work.calls).
+    A transient failure (MarketplaceUnavailable) raises, for the pass's task to retry."""
+    if channel_policy(channel).concurrent_calls() == 1:
+        return marketplace.assignments_by_hit(hit_ids)
+    listed: dict[str, list[RemoteAssignment] | MarketplaceError] = {}
+    failures: list[MarketplaceError] = []
+
+    def done(outcome: Outcome[str, dict[str, list[RemoteAssignment] | MarketplaceError]]) -> None:
+        if outcome.error is not None:
+            failures.append(outcome.error)
+        elif outcome.result is not None:
+            listed.update(outcome.result)
+
+    calls_run(
+        channel=channel,
+        items=hit_ids,
+        call=lambda hit_id: marketplace.assignments_by_hit([hit_id]),
+        done=done,
+        stop=lambda error: True,
+    )
+    if failures:
+        raise failures[0]
+    return listed
 
 
 def _error(report: SyncReport, hit: HIT, message: str) -> None:
@@ -59,13 +89,15 @@ def _error(report: SyncReport, hit: HIT, message: str) -> None:
     report.errors.append(f"{hit.hit_id}: {message}")
 
 
-def _visits_sync(*, visits: list[Visit], marketplace: Marketplace, now: datetime, report: SyncReport) -> None:
+def _visits_sync(
+    *, visits: list[Visit], marketplace: Marketplace, channel: str, now: datetime, report: SyncReport
+) -> None:
     with transaction.atomic():
         hits_lock(visits)
         listings_apply(visits=visits, now=now, report=report)
         due = approvals_due(visits=visits, now=now)
         HIT.objects.filter(pk__in=[visit.hit.pk for visit in visits]).update(last_synced_at=now)
-    reviews, unavailable = assignments_approve(due=due, marketplace=marketplace, report=report)
+    reviews, unavailable = assignments_approve(due=due, marketplace=marketplace, channel=channel, report=report)
     with transaction.atomic():
         hits_lock(visits)
         reviews_record(reviews=reviews)  # what the marketplace did is recorded, even before a failure
@@ -74,7 +106,7 @@ def _visits_sync(*, visits: list[Visit], marketplace: Marketplace, now: datetime
     if unavailable is not None:
         raise unavailable
     report.completed += len(complete)
-    hits_delete(hits=complete, marketplace=marketplace)
+    hits_delete(hits=complete, marketplace=marketplace, channel=channel)
     for visit in visits:
         report.hits += 1
         report.topic_ids.add(visit.hit.task.batch.topic_id)

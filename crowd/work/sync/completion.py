@@ -5,9 +5,10 @@ marketplace."""
 import logging
 from datetime import datetime
 
-from crowd.marketplaces.base import Marketplace, MarketplaceError, MarketplaceUnavailable
+from crowd.marketplaces.base import Marketplace, MarketplaceUnavailable
 from crowd.models import HIT
 from crowd.work import ledger
+from crowd.work.calls import Outcome, calls_run
 from crowd.work.sync.visit import Visit
 
 logger = logging.getLogger(__name__)
@@ -24,16 +25,30 @@ def hits_complete(*, visits: list[Visit], now: datetime) -> list[HIT]:
     return [visit.hit for visit in complete]
 
 
-def hits_delete(*, hits: list[HIT], marketplace: Marketplace) -> None:
-    """Delete complete HITs at the marketplace so they stop cluttering listings; best effort."""
-    deleted = []
-    for hit in hits:
-        try:
-            marketplace.hit_delete(hit.hit_id)
-        except MarketplaceUnavailable:
-            raise
-        except MarketplaceError as error:
+def hits_delete(*, hits: list[HIT], marketplace: Marketplace, channel: str) -> None:
+    """Delete complete HITs at the marketplace so they stop cluttering listings; best effort,
+    a few calls at once within the channel's bound (crowd.work.calls). What was deleted before
+    a transient failure is recorded, then the failure raised."""
+    deleted: list[int] = []
+    unavailable: MarketplaceUnavailable | None = None
+
+    def done(outcome: Outcome[HIT, None]) -> None:
+        nonlocal unavailable
+        hit, error = outcome.item, outcome.error
+        if isinstance(error, MarketplaceUnavailable):
+            unavailable = unavailable or error
+        elif error is not None:
             logger.info("HIT %s is complete but cannot be deleted yet: %s", hit.hit_id, error.message)
-            continue
-        deleted.append(hit.pk)
+        else:
+            deleted.append(hit.pk)
+
+    calls_run(
+        channel=channel,
+        items=hits,
+        call=lambda hit: marketplace.hit_delete(hit.hit_id),
+        done=done,
+        stop=lambda error: isinstance(error, MarketplaceUnavailable),
+    )
     HIT.objects.filter(pk__in=deleted).update(deleted=True, status=HIT.Status.DISPOSED)
+    if unavailable is not None:
+        raise unavailable

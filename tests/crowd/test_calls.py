@@ -1,0 +1,224 @@
+"""Marketplace calls in parallel, bounded (crowd.work.calls): publishing and approvals make the
+same calls per HIT as one after the other, never more in flight than the channel's bound over
+every process, and a chunk done twice creates no second HIT and no second approval."""
+
+from decimal import Decimal as D
+
+import psycopg2
+import pytest
+import requests
+from django.db import connection
+from django.utils import timezone
+
+from config.celery import app
+from crowd.marketplaces.base import MarketplaceUnavailable
+from crowd.marketplaces.registry import get_marketplace
+from crowd.models import HIT, Assignment, LedgerEntry, Worker, WorkerQuality
+from crowd.tasks import chunks_dispatch
+from crowd.work import ledger, publishing
+from crowd.work.calls import slot_key
+from crowd.work.publishing import batch_publish
+from crowd.work.review import reviews_record
+from crowd.work.sync import assignments_sync
+from crowd.work.sync.approvals import assignments_approve
+from crowd.work.sync.report import SyncReport
+from rehearsal.localturk import faults
+from tests.conftest import celery_connections_reset
+
+from .factories import likert_batch
+
+pytestmark = pytest.mark.mturk
+
+
+def _calls(local_turk) -> dict:
+    """The local endpoint's meter (rehearsal/localturk/meter.py), over HTTP."""
+    response = requests.get(f"{local_turk.base_url}/localturk/_control/calls", timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _meter_reset(local_turk) -> None:
+    assert requests.delete(f"{local_turk.base_url}/localturk/_control/calls", timeout=10).status_code == 204
+
+
+@pytest.fixture
+def other_connection():
+    """A second database session, as another process of the deployment holds one."""
+    settings = connection.settings_dict
+    other = psycopg2.connect(
+        dbname=settings["NAME"], user=settings["USER"], host=settings["HOST"], port=settings["PORT"]
+    )
+    other.autocommit = True
+    yield other
+    other.close()
+
+
+def test_publishing_in_parallel_makes_one_create_call_per_hit_within_the_bound(local_turk, settings):
+    settings.MTURK_CONCURRENT_CALLS = 3
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 8  # the channel's bound is the tighter one
+    batch = likert_batch(propositions=60)  # 12 HITs
+    faults.inject(latency_ms=100, operations=["CreateHITWithHITType"])  # calls overlap
+    _meter_reset(local_turk)
+
+    result = batch_publish(batch_id=batch.pk)
+
+    meter = _calls(local_turk)
+    assert result.published == 12
+    # The calls of the sequential path: a balance check, one HIT type, one CreateHIT per HIT.
+    assert {name: op["calls"] for name, op in meter["operations"].items()} == {
+        "GetAccountBalance": 1,
+        "CreateHITType": 1,
+        "CreateHITWithHITType": 12,
+    }
+    assert 2 <= meter["peak_in_flight"] <= 3  # in parallel, never beyond the bound
+    assert HIT.objects.count() == len(local_turk.hits()) == 12
+
+
+def test_slots_another_process_holds_count_against_the_bound(local_turk, settings, other_connection):
+    settings.MTURK_CONCURRENT_CALLS = 3
+    batch = likert_batch(propositions=30)  # 6 HITs
+    faults.inject(latency_ms=50, operations=["CreateHITWithHITType"])
+    with other_connection.cursor() as cursor:  # another process has two MTurk calls in flight
+        cursor.execute("SELECT pg_advisory_lock(%s, 0), pg_advisory_lock(%s, 2)", [slot_key("mturk")] * 2)
+    _meter_reset(local_turk)
+
+    result = batch_publish(batch_id=batch.pk)
+
+    assert result.published == 6
+    assert _calls(local_turk)["peak_in_flight"] == 1  # the one slot left
+
+
+def test_a_failure_in_parallel_records_the_calls_in_flight_and_keeps_the_uncertain_one_committed(
+    local_turk, monkeypatch, settings
+):
+    monkeypatch.setattr("crowd.marketplaces.mturk.client.MAX_ATTEMPTS", 0)  # no retry: the fault is final
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 3
+    batch = likert_batch(propositions=15)  # three HITs at $0.35, all three calls in flight at once
+    campaign = batch.topic.campaign
+    faults.inject(latency_ms=100, operations=["CreateHITWithHITType"])
+    faults.inject(service_fault=1, operations=["CreateHITWithHITType"])
+
+    with pytest.raises(MarketplaceUnavailable) as failed:
+        batch_publish(batch_id=batch.pk)
+
+    assert failed.value.message.endswith(
+        f"2 HITs of {batch} are out; $0.35 stays committed for what may have reached MTurk before the failure: "
+        "publish again to find it, or expire the batch to release it."
+    )
+    assert HIT.objects.count() == len(local_turk.hits()) == 2
+    assert ledger.campaign_money(campaign=campaign).committed == D("1.05")
+
+    result = batch_publish(batch_id=batch.pk)
+
+    assert (result.published, result.already) == (1, 2)
+    assert HIT.objects.count() == len(local_turk.hits()) == 3
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.COMMITTED).count() == 3
+
+
+def test_a_chunk_done_again_creates_no_second_hit(local_turk, monkeypatch):
+    batch = likert_batch(propositions=40)  # 8 HITs
+    record = publishing._hit_record
+    recorded = []
+
+    def crash_after_five(**kwargs):  # the holder dies with HITs created at MTurk but not recorded
+        if len(recorded) == 5:
+            raise RuntimeError("worker killed between MTurk's answer and our commit")
+        recorded.append(kwargs["task"].pk)
+        return record(**kwargs)
+
+    monkeypatch.setattr(publishing, "_hit_record", crash_after_five)
+    with pytest.raises(RuntimeError):
+        batch_publish(batch_id=batch.pk)
+    assert HIT.objects.count() == 5
+    monkeypatch.setattr(publishing, "_hit_record", record)
+    task_ids = list(batch.tasks.order_by("position").values_list("pk", flat=True))
+
+    report = publishing._chunk_publish(task_ids)  # the chunk again, as a pass redoing it would
+    again = publishing._chunk_publish(task_ids)
+
+    assert (report["published"], report["error"]) == (3, None)
+    assert (again["published"], again["error"]) == (0, None)
+    remote_ids = sorted(hit["HITId"] for hit in local_turk.hits())
+    assert len(remote_ids) == 8
+    assert sorted(HIT.objects.values_list("hit_id", flat=True)) == remote_ids
+
+
+def _approval_due(local_turk, *, hits: int, slots: int = 2) -> list[HIT]:
+    """`hits` HITs whose every slot is answered, verified, and due for approval (QC ran)."""
+    batch = likert_batch(propositions=5 * hits, assignments_per_hit=slots)
+    batch_publish(batch_id=batch.pk)
+    published = list(HIT.objects.filter(task__batch=batch).order_by("pk"))
+    for hit in published:
+        for number in range(slots):
+            local_turk.worker(f"AWORKER{number:07d}").complete(hit.hit_id)
+    assignments_sync()  # verified
+    for worker in Worker.objects.all():
+        WorkerQuality.objects.update_or_create(
+            campaign=batch.topic.campaign, worker=worker, defaults={"computed_at": timezone.now()}
+        )
+    return published
+
+
+def test_approvals_in_parallel_make_one_call_per_assignment_within_the_bound(local_turk, settings):
+    settings.MTURK_CONCURRENT_CALLS = 2
+    published = _approval_due(local_turk, hits=4)
+    faults.inject(latency_ms=100, operations=["ApproveAssignment"])
+    _meter_reset(local_turk)
+
+    report = assignments_sync()
+
+    meter = _calls(local_turk)
+    assert report.approved == 8
+    assert meter["operations"]["ApproveAssignment"]["calls"] == 8
+    assert meter["peak_in_flight"] == 2
+    assert set(Assignment.objects.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+    assert HIT.objects.filter(pk__in=[hit.pk for hit in published], complete=True).count() == 4
+
+
+def test_an_approval_sent_again_is_harmless(local_turk):
+    published = _approval_due(local_turk, hits=2)
+    campaign = published[0].task.batch.topic.campaign
+    marketplace = get_marketplace(campaign)
+    due = list(Assignment.objects.select_related("worker", "task__batch__topic__campaign").order_by("pk"))
+
+    first, _ = assignments_approve(due=due, marketplace=marketplace, channel="mturk", report=SyncReport())
+    reviews_record(reviews=first)
+    spent = ledger.campaign_money(campaign=campaign).spent
+    balance = marketplace.balance()
+    # The same approvals again, as a chunk retried after its holder died before recording them.
+    _meter_reset(local_turk)
+    again, failure = assignments_approve(due=due, marketplace=marketplace, channel="mturk", report=SyncReport())
+    reviews_record(reviews=again)
+
+    assert failure is None
+    assert {review.status for review in first + again} == {Assignment.Status.APPROVED}
+    assert len(first) == len(again) == 4
+    operations = {name: op["calls"] for name, op in _calls(local_turk)["operations"].items()}
+    assert operations == {"ApproveAssignment": 4, "GetAssignment": 4}  # refused, then read back: Approved
+    assert ledger.campaign_money(campaign=campaign).spent == spent
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.SPENT).count() == 4
+    assert marketplace.balance() == balance  # MTurk paid each assignment once
+
+
+@pytest.fixture
+def quiet_beat(monkeypatch):
+    """The worker's beat sends no pass of its own during the test: this test publishes."""
+    monkeypatch.setenv("E2E_SYNC_INTERVAL_SECONDS", "3600")
+
+
+def test_a_celery_worker_takes_chunks_of_a_publish_and_no_hit_is_doubled(
+    quiet_beat, celery_worker_process, local_turk, monkeypatch, settings
+):
+    celery_connections_reset(app)  # publish to the worker's Redis, not to a broker an earlier test met
+    monkeypatch.setattr(publishing, "CHUNK_SIZE", 2)
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 1
+    batch = likert_batch(propositions=40)  # 8 HITs, 4 chunks
+    faults.inject(latency_ms=300, operations=["CreateHITWithHITType"])  # a chunk outlasts a worker's pickup
+
+    result = batch_publish(batch_id=batch.pk, dispatch=chunks_dispatch)
+
+    assert result.chunks_shared >= 1  # a worker process published a chunk of this run
+    assert (result.published, result.already) == (8, 0)
+    remote_ids = sorted(hit["HITId"] for hit in local_turk.hits())
+    assert len(remote_ids) == 8
+    assert sorted(HIT.objects.values_list("hit_id", flat=True)) == remote_ids
