@@ -17,11 +17,14 @@ In the same run, for each of publish and approval:
 
 * baseline: the sequential code this replaces — crowd/work/publishing.py, and
   crowd/work/sync/approvals.py, at BASELINE_COMMIT, read with `git show` — one call after the
-  other in this process, on `--baseline-hits` HITs (`--latency-hits` / 4 under latency),
-  extrapolated per HIT to the full size (said so in its row);
+  other in this process, on `--baseline-hits` HITs (half as many under latency),
+  extrapolated per HIT to the full size (said so in its row). The approval baseline swaps
+  the approvals for the old ones and runs with MARKETPLACE_CALLS_PER_PROCESS=1, so its
+  listings and deletions go one after the other too, as they did;
 * ours: MARKETPLACE_CALLS_PER_PROCESS calls at once in this process alone (0 workers), then
   with a Celery worker of 1 and of 2 pool processes taking chunks beside it (the pass works
-  chunks too), within MTURK_CONCURRENT_CALLS in flight.
+  chunks too), within MTURK_CONCURRENT_CALLS in flight. Workers help only where there is more
+  than one chunk: 50 tasks a chunk when publishing, 100 HITs when syncing.
 
 Sizes smaller than the paper's are extrapolated per HIT, and each row says what it ran. CPU is
 per process tree (this process, the endpoint, the workers), read from /proc; the endpoint's
@@ -56,7 +59,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--hits", type=int, default=PAPER_PUBLISH_HITS, help="HITs each publish run creates")
     parser.add_argument("--approve-hits", type=int, default=PAPER_APPROVE_HITS, help="HITs each approval run approves")
     parser.add_argument("--baseline-hits", type=int, default=200, help="HITs the sequential baseline runs on")
-    parser.add_argument("--latency-hits", type=int, default=400, help="HITs per run under the latency fault")
+    parser.add_argument("--latency-hits", type=int, default=400, help="HITs per publish run under the latency fault")
+    parser.add_argument(
+        "--approve-latency-hits", type=int, default=300, help="HITs per approval run under the latency fault"
+    )
     parser.add_argument("--latency-ms", type=int, default=150, help="the endpoint's latency fault per call")
     parser.add_argument("--workers", default="0,1,2", help="Celery pool processes beside the pass, per run")
     return parser.parse_args()
@@ -152,7 +158,7 @@ class PublishBench(Bench):
                 f"ours, {n} worker(s)", self.args.hits, lambda batch_id, d=dispatch: publish(batch_id, d), workers=n
             )
         with latency(self.args.latency_ms):
-            sample = max(1, self.args.latency_hits // 4)
+            sample = max(1, self.args.baseline_hits // 2)
             runs["latency_baseline"] = self.publish_run(
                 f"baseline, {self.args.latency_ms} ms latency",
                 sample,
@@ -188,8 +194,8 @@ class PublishBench(Bench):
 
         sizes = {"baseline": self.args.baseline_hits}
         sizes.update({f"ours_{n}": self.args.approve_hits for n in counts})
-        sizes["latency_baseline"] = max(1, self.args.latency_hits // 4)
-        sizes.update({f"latency_ours_{n}": self.args.latency_hits for n in latency_counts})
+        sizes["latency_baseline"] = max(1, self.args.baseline_hits // 2)
+        sizes.update({f"latency_ours_{n}": self.args.approve_latency_hits for n in latency_counts})
         campaign = round_build(hits=sum(sizes.values()))
         pks, slices, start = hit_pks(campaign), {}, 0
         for name, size in sizes.items():
@@ -200,6 +206,8 @@ class PublishBench(Bench):
         return slices
 
     def approval_runs(self, slices: dict[str, list[int]], counts: list[int], latency_counts: list[int]) -> dict:
+        from django.conf import settings
+
         from crowd.tasks import chunks_dispatch
         from crowd.work.sync import chunk as sync_chunk
 
@@ -211,6 +219,8 @@ class PublishBench(Bench):
 
         runs: dict = {}
         sync_chunk.assignments_approve = old_approve
+        per_process = settings.MARKETPLACE_CALLS_PER_PROCESS
+        settings.MARKETPLACE_CALLS_PER_PROCESS = 1  # listings and deletions one after the other
         try:
             runs["baseline"] = self.approval_run("baseline", slices["baseline"], None)
             with latency(self.args.latency_ms):
@@ -219,6 +229,7 @@ class PublishBench(Bench):
                 )
         finally:
             sync_chunk.assignments_approve = ours
+            settings.MARKETPLACE_CALLS_PER_PROCESS = per_process
         for n in counts:
             runs[f"ours_{n}"] = self.approval_run(
                 f"ours, {n} worker(s)", slices[f"ours_{n}"], chunks_dispatch if n else None, workers=n

@@ -34,6 +34,7 @@ A topic's round (every batch of a kind, with its plan and budget preview) is cro
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
@@ -285,7 +286,7 @@ def batch_publish(*, batch_id: int, live: bool = False, dispatch: Dispatch | Non
             hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
             chunks = [task_ids[start : start + CHUNK_SIZE] for start in range(0, len(task_ids), CHUNK_SIZE)]
             reports = chunks_work(
-                chunks=chunks, now=timezone.now(), work=_chunk_publish, dispatch=dispatch, job="publish"
+                chunks=chunks, now=timezone.now(), work=_until_failure(), dispatch=dispatch, job="publish"
             )
             published = sum(report["published"] for report in reports)
             shared = sum(report.get("chunks_shared", 0) for report in reports)
@@ -302,6 +303,22 @@ def batch_publish(*, batch_id: int, live: bool = False, dispatch: Dispatch | Non
     _batch_published(batch_id=batch.pk)
     already = batch.tasks.filter(hit__isnull=False).count() - published
     return PublishResult(batch_id=batch.pk, published=published, already=already, cost=cost, chunks_shared=shared)
+
+
+def _until_failure() -> Callable[[list[int]], dict]:
+    """The pass's own chunk work: once a chunk failed, the chunks it has yet to do are left
+    unpublished (and their commitment withdrawn) instead of meeting the failure again."""
+    failed = False
+
+    def work(task_ids: list[int]) -> dict:
+        nonlocal failed
+        if failed:
+            return {"published": 0, "uncertain": [], "error": None}
+        report = _chunk_publish(task_ids)
+        failed = report["error"] is not None
+        return report
+
+    return work
 
 
 def chunk_publish(*, chunk: Chunk) -> None:
