@@ -53,7 +53,7 @@ def test_a_link_restricted_to_a_list_lets_in_its_codes_only_and_refuses_others_p
 
 
 def test_a_pattern_lets_in_what_it_matches_whatever_the_case(world):
-    campaign, link, researcher = world
+    _, link, researcher = world
     assert _codes(researcher, link, pattern="P-[0-9]{3}").status_code == 302
 
     assert _start(Client(), link, code="Q-001").status_code == 403
@@ -74,7 +74,7 @@ def test_a_pattern_lets_in_what_it_matches_whatever_the_case(world):
     ids=["bad-line", "not-a-regex", "too-long", "catastrophic"],
 )
 def test_a_wrong_list_or_pattern_is_refused_on_its_field_and_nothing_changes(world, codes, pattern, field, message):
-    campaign, link, researcher = world
+    _, link, researcher = world
     _codes(researcher, link, codes="P-001")
 
     refused = _codes(researcher, link, codes=codes, pattern=pattern)
