@@ -205,7 +205,7 @@ def hold_release(request: HttpRequest, slug: str, hold_id: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Place released: task {released.task.position} of {released.task.batch.topic.key} is free for the next "
+            f"Place released: {released.task.batch.topic.key} · task {released.task.position} is free for the next "
             "participant. An answer its participant still sends counts only if the task still needs it.",
         )
     return redirect("crowd:campaign-channel", slug=campaign.slug)
