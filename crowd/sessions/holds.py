@@ -648,8 +648,10 @@ def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> Verify
     )
     if campaign_ids is not None:
         pending = pending.filter(task__batch__topic__campaign_id__in=list(campaign_ids))
-    for answer in pending.select_related("worker"):
+    for answer in pending.select_related("worker", "task__batch__topic"):
         with transaction.atomic():
+            # The campaign's row first, as hold_submit and hold_next take it: one lock order, no deadlock.
+            Campaign.objects.select_for_update().filter(pk=answer.task.batch.topic.campaign_id).first()
             hold = (
                 TaskHold.objects.select_for_update()
                 .filter(assignment_id=answer.assignment_id, task_id=answer.task_id, session__worker_id=answer.worker_id)
