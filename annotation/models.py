@@ -123,6 +123,12 @@ class Campaign(models.Model):
         default=10, help_text="Sessions (Prolific, links): tasks per participant visit."
     )
     channel_settings = models.JSONField(default=dict, blank=True)
+    link_idle_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Participant links: a held task's place is released after this long without a sign of life "
+        "from its page. Empty: the deployment's LINK_IDLE_RELEASE_SECONDS. May change at any time.",
+    )
 
     # What participants read and agree to before their first task (Prolific, participant links).
     consent_text = models.TextField(

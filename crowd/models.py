@@ -456,6 +456,10 @@ class ParticipantLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # An open link's participant codes, if the researcher restricts them
+    # (crowd.channels.links.codes): a code on the list or matching the pattern is let in.
+    codes_allowed = models.TextField(blank=True, help_text="Normalised codes, one per line; empty: no list.")
+    code_pattern = models.CharField(max_length=200, blank=True, help_text="A regular expression; empty: none.")
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -527,6 +531,9 @@ class TaskHold(models.Model):
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     released_at = models.DateTimeField(null=True, blank=True)
+    released_by = models.CharField(
+        max_length=150, blank=True, help_text="The researcher who released the place (the Channel page), if one did."
+    )
 
     class Meta:
         ordering = ["session_id", "position"]

@@ -7,11 +7,13 @@ from django import forms
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
+from crowd.channels.links.codes import CodeRule, code_rule_parse
 from crowd.marketplaces.prolific import eligibility
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters, prolific_filters_check
 from crowd.marketplaces.prolific.study_opening import seconds_per_task
 from crowd.marketplaces.registry import channel_choices, policies
 from crowd.models import ParticipantLink, WorkerQuality
+from crowd.sessions.holds import IDLE_MINUTES_MAX, IDLE_MINUTES_MIN
 
 
 class OverrideForm(forms.Form):
@@ -162,8 +164,28 @@ class LinksForm(forms.Form):
         "An open link takes none.",
     )
 
+    codes = forms.CharField(
+        label="Participant codes allowed",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        required=False,
+        max_length=500_000,
+        help_text="For an open link only: one code per line (capitals and spaces around a code do not matter). "
+        "Empty, with no pattern either: any code is let in.",
+    )
+    code_pattern = forms.CharField(
+        label="or codes matching",
+        required=False,
+        max_length=1000,  # the rule's own cap (codes.PATTERN_MAX_CHARS) gives the clearer message
+        help_text="For an open link only: a regular expression the whole code must match, capitals aside, "
+        "e.g. P-[0-9]{3} for P-000 to P-999. A code on the list or matching the pattern is let in.",
+    )
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        data["code_rule"] = CodeRule()
+        if data.get("kind") == ParticipantLink.Kind.OPEN:
+            rule = code_rule_from(self, data)
+            data["code_rule"] = rule or CodeRule()
         personal = data.get("kind") == ParticipantLink.Kind.PERSONAL
         lines = [line.strip() for line in data.get("labels", "").splitlines() if line.strip()] if personal else []
         if personal and not lines:
@@ -172,3 +194,39 @@ class LinksForm(forms.Form):
             self.add_error("labels", f"{len(lines)} lines: create at most 500 links at a time.")
         data["lines"] = lines
         return data
+
+
+def code_rule_from(form: forms.Form, data: dict[str, Any]) -> CodeRule | None:
+    """The form's `codes` and `code_pattern` as a checked rule, or None with the error on its field."""
+    try:
+        return code_rule_parse(codes_text=data.get("codes", ""), pattern=data.get("code_pattern", ""))
+    except ApplicationError as error:
+        field = error.details.get("field") if isinstance(error.details, dict) else None
+        form.add_error("code_pattern" if field == "pattern" else "codes", error.message)
+        return None
+
+
+class CodesForm(forms.Form):
+    """Which codes an open link lets in (crowd.channels.links.codes): a list and/or a pattern."""
+
+    codes = LinksForm.base_fields["codes"]
+    code_pattern = LinksForm.base_fields["code_pattern"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if "codes" in data and "code_pattern" in data:
+            data["code_rule"] = code_rule_from(self, data)
+        return data
+
+
+class IdleForm(forms.Form):
+    """The campaign's idle window on participant links (crowd.sessions.holds.link_idle_set)."""
+
+    idle_minutes = forms.IntegerField(
+        label="Release an idle place after (minutes)",
+        required=False,
+        min_value=IDLE_MINUTES_MIN,
+        max_value=IDLE_MINUTES_MAX,
+        help_text=f"A task's place is freed when its page shows no sign of life for this long ({IDLE_MINUTES_MIN} "
+        f"to {IDLE_MINUTES_MAX} minutes); the open page keeps it. Empty: the deployment's setting.",
+    )

@@ -19,4 +19,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/links/new/", views.links_new, name="links-new"),
     path("campaigns/<slug:slug>/links.csv", views.links_csv, name="links-csv"),
     path("campaigns/<slug:slug>/links/<int:link_id>/revoke/", views.link_revoke, name="link-revoke"),
+    path("campaigns/<slug:slug>/links/<int:link_id>/codes/", views.link_codes, name="link-codes"),
+    path("campaigns/<slug:slug>/channel/idle/", views.campaign_idle, name="campaign-idle"),
+    path("campaigns/<slug:slug>/holds/<int:hold_id>/release/", views.hold_release, name="hold-release"),
 ]

@@ -278,6 +278,14 @@ def _link_caps_check(*, link: ParticipantLink, address: str, session: WorkSessio
         )
 
 
+def participant_name(link: ParticipantLink | None, external_id: str) -> str:
+    """Who a session's participant is, for researchers: a personal link's label, the code an
+    open link's participant typed, or the marketplace's id (a Prolific PID)."""
+    if link is None:
+        return external_id
+    return link.label if link.kind == ParticipantLink.Kind.PERSONAL else external_id.split("-", 1)[-1]
+
+
 def session_is_confirmed(session: WorkSession) -> bool:
     """Its channel confirmed the participant (crowd.models.session_confirmed)."""
     return WorkSession.objects.filter(session_confirmed(), pk=session.pk).exists()
@@ -364,13 +372,44 @@ def hold_next(session: WorkSession, *, now: datetime | None = None) -> TaskHold 
         )
 
 
+def link_idle_seconds(campaign: Campaign) -> int:
+    """How long a participant link's held place outlives the last sign of life of its page: the
+    campaign's own window (the Channel page), else the deployment's LINK_IDLE_RELEASE_SECONDS
+    (0 there, and no window of the campaign's: places last the assignment duration)."""
+    if campaign.link_idle_seconds:
+        return campaign.link_idle_seconds
+    return max(0, settings.LINK_IDLE_RELEASE_SECONDS)
+
+
 def _hold_expiry(session: WorkSession, *, campaign: Campaign, held_at: datetime, now: datetime) -> datetime:
     """The campaign's assignment duration from when it was held; on a participant link, no
-    more than LINK_IDLE_RELEASE_SECONDS from the page's last sign of life."""
+    more than the idle window (`link_idle_seconds`) from the page's last sign of life."""
     end = held_at + timedelta(seconds=campaign.assignment_duration_seconds)
-    if session.link_id is None or settings.LINK_IDLE_RELEASE_SECONDS <= 0:
+    idle = link_idle_seconds(campaign)
+    if session.link_id is None or idle <= 0:
         return end
-    return min(end, now + timedelta(seconds=settings.LINK_IDLE_RELEASE_SECONDS))
+    return min(end, now + timedelta(seconds=idle))
+
+
+IDLE_MINUTES_MIN, IDLE_MINUTES_MAX = 2, 24 * 60
+
+
+def link_idle_set(*, campaign: Campaign, minutes: int | None) -> Campaign:
+    """The campaign's idle window, in whole minutes (None: back to the deployment's). Any time,
+    published or not: places held now keep their deadline until their page's next sign of life."""
+    if minutes is not None and not IDLE_MINUTES_MIN <= minutes <= IDLE_MINUTES_MAX:
+        raise ApplicationError(
+            f"{minutes} minutes: an idle window is {IDLE_MINUTES_MIN} to {IDLE_MINUTES_MAX} minutes (24 hours), "
+            "or empty for the deployment's.",
+            code="invalid_idle_window",
+            details={"field": "idle_minutes"},
+        )
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).update(
+            link_idle_seconds=None if minutes is None else minutes * 60
+        )
+    campaign.refresh_from_db(fields=["link_idle_seconds"])
+    return campaign
 
 
 def hold_keep(hold: TaskHold, *, session: WorkSession, campaign: Campaign, now: datetime) -> None:
@@ -406,8 +445,9 @@ def session_next(session: WorkSession, *, now: datetime | None = None) -> TaskHo
 
 def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
     """The first task of the pool with a free slot that this participant neither did nor holds."""
+    # A place a researcher released is not handed back to its participant, who may still send its answer.
     worker_holds = TaskHold.objects.filter(task=OuterRef("pk"), session__worker_id=session.worker_id).filter(
-        Q(submitted_at__isnull=False) | Q(released_at__isnull=True)
+        Q(submitted_at__isnull=False) | Q(released_at__isnull=True) | ~Q(released_by="")
     )
     worker_answers = Assignment.objects.filter(task=OuterRef("pk"), worker_id=session.worker_id)
     taken = (
@@ -453,8 +493,9 @@ def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | Non
     answer is not stored (nothing to count), and one given without agreement to the consent
     text in force (`answer_consented`): its hold is released and its answer counts nowhere."""
     now = now or timezone.now()
-    refused = False
+    refused = released = False
     with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=session.campaign_id).first()  # places change hands under it
         hold = session.holds.select_for_update().filter(assignment_id=assignment_id).first()
         if hold is None:
             raise Conflict(
@@ -478,12 +519,63 @@ def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | Non
         if hold.submitted_at is None and not answer_consented(session, answer):
             _answer_refused_for_consent(hold=hold, answer=answer, now=now)
             refused = True
+        elif hold.submitted_at is None and not released_answer_fits(hold, now=now):
+            Assignment.objects.filter(pk=answer.pk).update(verification=Verification.UNVERIFIED)
+            released = True
         else:
             _hold_count(hold=hold, answer=answer, now=now)
             if _done(session) >= session.tasks_target:
                 session_finish(session, now=now)
     if refused:  # after the commit: the release and the refusal stay
         raise ConsentRequired(CONSENT_CHANGED_ANSWER)
+    if released:
+        raise Conflict(RELEASED_ANSWER, code="hold_released")
+    return hold
+
+
+RELEASED_ANSWER = (
+    "The researcher released this task while you had it, and it has all the answers it needs now, so this "
+    "answer was not counted (it is kept, and counts nowhere). Your next task is ready."
+)
+
+
+def released_answer_fits(hold: TaskHold, *, now: datetime) -> bool:
+    """The one rule for an answer to a task whose place a researcher released (hold_release):
+    it counts if the task still needs it — its counted answers and the places others hold now
+    leave room, and its participant has no other answer to the task counted — and otherwise
+    counts nowhere (the participant is told). An answer to a place released for idleness or
+    expiry counts as before. Called under the campaign's row lock."""
+    if not hold.released_by:
+        return True
+    others = TaskHold.objects.filter(_active(now), task_id=hold.task_id).exclude(pk=hold.pk)
+    twice = TaskHold.objects.filter(
+        task_id=hold.task_id, session__worker_id=hold.session.worker_id, submitted_at__isnull=False
+    ).exclude(WITHDRAWN)
+    return others.count() < hold.task.assignments_needed and not twice.exists()
+
+
+def hold_release(*, campaign: Campaign, hold_id: int, by: str, now: datetime | None = None) -> TaskHold:
+    """A researcher frees a participant link's held place now (the Channel page): the task is
+    handed to the next participant who asks. The participant's page learns it at its next
+    heartbeat; an answer they still send is judged by `released_answer_fits`. Refuses a hold
+    of another campaign or of no link (NotFound), and one already answered, released or
+    expired (Conflict), writing nothing."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()  # places are handed out under it
+        hold = (
+            TaskHold.objects.select_for_update()
+            .filter(pk=hold_id, session__campaign_id=campaign.pk, session__link__isnull=False)
+            .first()
+        )
+        if hold is None:
+            raise NotFound("There is no such held place in this campaign.", code="hold_not_found")
+        if hold.submitted_at is not None:
+            raise Conflict("This task was answered before the release: nothing to release.", code="hold_answered")
+        if hold.released_at is not None or hold.expires_at <= now:
+            raise Conflict("This place was released already: the task is free for others.", code="hold_released")
+        TaskHold.objects.filter(pk=hold.pk).update(released_at=now, released_by=by[:150])
+    hold.refresh_from_db(fields=["released_at", "released_by"])
     return hold
 
 
@@ -556,21 +648,23 @@ def sessions_verify(*, campaign_ids=None, now: datetime | None = None) -> Verify
     )
     if campaign_ids is not None:
         pending = pending.filter(task__batch__topic__campaign_id__in=list(campaign_ids))
-    for answer in pending.select_related("worker"):
+    for answer in pending.select_related("worker", "task__batch__topic"):
         with transaction.atomic():
+            # The campaign's row first, as hold_submit and hold_next take it: one lock order, no deadlock.
+            Campaign.objects.select_for_update().filter(pk=answer.task.batch.topic.campaign_id).first()
             hold = (
                 TaskHold.objects.select_for_update()
                 .filter(assignment_id=answer.assignment_id, task_id=answer.task_id, session__worker_id=answer.worker_id)
                 .filter(session_confirmed("session__"))
                 .exclude(WITHDRAWN)
-                .select_related("session__campaign")
+                .select_related("session__campaign", "task")
                 .first()
             )
             if hold is not None and hold.submitted_at is None and not answer_consented(hold.session, answer):
                 _answer_refused_for_consent(hold=hold, answer=answer, now=now)
                 report.unverified += 1
                 continue
-            if hold is None:
+            if hold is None or (hold.submitted_at is None and not released_answer_fits(hold, now=now)):
                 Assignment.objects.filter(pk=answer.pk).update(verification=Verification.UNVERIFIED)
                 report.unverified += 1
                 continue

@@ -9,7 +9,6 @@ session's address. The HIT page stores the answer and posts its copy to
 window on to the next task, or to the channel's completion step after the last one.
 """
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -69,7 +68,7 @@ def session_page(request: HttpRequest, key) -> HttpResponse:
             "task_url": f"{reverse('hit:page', args=[hold.task.uuid])}?{query}",
             "task_title": session.campaign.title_for(hold.task.kind),  # a Likert or an ordering task's own
             "alive_url": reverse("sessions:alive", args=[session.key]) if session.link_id else "",
-            "alive_seconds": max(15, settings.LINK_IDLE_RELEASE_SECONDS // 3),
+            "alive_seconds": max(15, holds.link_idle_seconds(session.campaign) // 3),
         },
     )
 

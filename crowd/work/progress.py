@@ -17,7 +17,8 @@ page counts them again only for the topics where those rows changed since it las
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.core.cache import cache
 from django.db.models import Count, F, Q, Sum
@@ -25,7 +26,8 @@ from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition, Task, TaskItem, Topic
 from annotation.suitability.selectors import REMOVED
-from crowd.models import HIT, Assignment, confirmed, counted
+from crowd.models import HIT, Assignment, TaskHold, confirmed, counted
+from crowd.sessions.holds import participant_name
 from crowd.work import ledger
 
 PENDING = Assignment.Verification.PENDING
@@ -51,6 +53,29 @@ class OpenBatch:
 
 
 @dataclass(frozen=True)
+class HeldTask:
+    """A task of the topic in a participant's hands now (a session's hold)."""
+
+    participant: str
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What the topic waits for before it can step (issue 25, point 5): answers its published
+    tasks still need — held by participants now, or not yet taken — or the loop's next pass."""
+
+    answers: int = 0  # answers the topic's published, unfinished batches still need
+    held: list[HeldTask] = field(default_factory=list)  # tasks held now, oldest first
+    loop: str = ""  # what the loop's next pass will do, when nothing else is awaited
+
+    @property
+    def not_taken(self) -> int:
+        return max(0, self.answers - len(self.held))
+
+
+@dataclass(frozen=True)
 class TopicProgress:
     topic: Topic
     propositions: int  # traps not included, nor those the suitability filter removed
@@ -65,6 +90,7 @@ class TopicProgress:
     current_batch: Batch | None
     open_batches: list[OpenBatch]  # batches with HITs still offered to workers
     removed: int = 0  # removed by the suitability filter: kept, never asked (annotation.suitability)
+    waiting: Waiting | None = None  # None: it waits for nothing the page can name (done, or not published)
 
 
 @dataclass(frozen=True)
@@ -87,7 +113,8 @@ def campaign_progress(campaign: Campaign, *, topics: Iterable[Topic] | None = No
     most nine queries in all, grouped by topic, over those topics' rows only."""
     shown = list(campaign.topics.order_by("key") if topics is None else topics)
     figures = _topics_figures([topic.pk for topic in shown])
-    return [_topic_progress(topic, figures) for topic in shown]
+    paused = campaign.status == Campaign.Status.PAUSED
+    return [_topic_progress(topic, figures, paused=paused) for topic in shown]
 
 
 @dataclass(frozen=True)
@@ -101,6 +128,7 @@ class _Figures:
     labels: dict[tuple[int, str], int]  # (topic, kind) → labels or votes of the counted answers
     batches: dict[int, list[Batch]]  # topic → its batches, oldest first
     open_hits: dict[int, int]  # batch → HITs still on offer
+    held: dict[int, list[HeldTask]]  # topic → tasks of its published batches held now
 
 
 def _topics_figures(ids: list[int]) -> _Figures:
@@ -135,7 +163,28 @@ def _topics_figures(ids: list[int]) -> _Figures:
         labels=labels,
         batches=batches,
         open_hits=_open_hits_by_batch(ids),
+        held=_held_by_topic(ids),
     )
+
+
+def _held_by_topic(ids: list[int]) -> dict[int, list[HeldTask]]:
+    """Tasks of the topics' published batches in a session's hands now, oldest hold first."""
+    held = defaultdict(list)
+    holds = (
+        TaskHold.objects.filter(
+            task__batch__topic_id__in=ids,
+            task__batch__status=Batch.Status.PUBLISHED,
+            submitted_at__isnull=True,
+            released_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        )
+        .select_related("session__worker", "session__link", "task__batch")
+        .order_by("held_at", "pk")
+    )
+    for hold in holds:
+        name = participant_name(hold.session.link, hold.session.worker.external_id)
+        held[hold.task.batch.topic_id].append(HeldTask(name, hold.held_at, hold.expires_at))
+    return held
 
 
 def _propositions_counted(ids: list[int]) -> dict[int, dict]:
@@ -161,6 +210,7 @@ def _tasks_counted(ids: list[int]) -> dict[int, dict]:
             built=Count("id"),
             published=Count("hit"),
             needed=Sum("assignments_needed", filter=published),
+            needed_open=Sum("assignments_needed", filter=published & Q(batch__status=Batch.Status.PUBLISHED)),
             ids=Sum("id", filter=published),
         ),
         "batch__topic_id",
@@ -173,6 +223,7 @@ def _assignments_counted(ids: list[int]) -> dict[int, dict]:
         .values("task__batch__topic_id")
         .annotate(
             submitted=Count("id", filter=confirmed()),
+            submitted_open=Count("id", filter=confirmed() & Q(task__batch__status=Batch.Status.PUBLISHED)),
             pending=Count("id", filter=Q(verification=PENDING)),
             approved=Count("id", filter=confirmed() & Q(status=Assignment.Status.APPROVED)),
             **{
@@ -185,7 +236,7 @@ def _assignments_counted(ids: list[int]) -> dict[int, dict]:
     )
 
 
-def _topic_progress(topic: Topic, figures: _Figures) -> TopicProgress:
+def _topic_progress(topic: Topic, figures: _Figures, *, paused: bool = False) -> TopicProgress:
     """The assembly: one topic's progress from the page's figures (no query)."""
     counts = figures.propositions.get(topic.pk, {})
     task = figures.tasks.get(topic.pk, {})
@@ -207,7 +258,25 @@ def _topic_progress(topic: Topic, figures: _Figures) -> TopicProgress:
         comparison_votes=Progress(figures.labels.get((topic.pk, Batch.Kind.COMPARISON), 0), wanted[1]),
         current_batch=batches[-1] if batches else None,
         open_batches=[OpenBatch(b, figures.open_hits[b.pk]) for b in batches if figures.open_hits.get(b.pk)],
+        waiting=_waiting(topic, batches[-1] if batches else None, task, work, figures.held.get(topic.pk, []), paused),
     )
+
+
+def _waiting(
+    topic: Topic, batch: Batch | None, task: dict, work: dict, held: list[HeldTask], paused: bool
+) -> Waiting | None:
+    """What the topic waits for, from the page's figures (no query). A batch held back by the
+    budget cap says so on its own (`Batch.held_reason`)."""
+    if batch is None or topic.state in (Topic.State.IMPORTING, Topic.State.DONE) or batch.held_reason:
+        return None
+    missing = max(0, (task.get("needed_open") or 0) - work.get("submitted_open", 0))
+    if missing or held:
+        return Waiting(answers=max(missing, len(held)), held=held)
+    if paused:
+        return Waiting(loop="run again once the campaign is resumed")
+    if batch.status == Batch.Status.CREATED:
+        return Waiting(loop=f"publish {batch.get_kind_display()} batch #{batch.number}")
+    return Waiting(loop=f"step the topic on from {batch.get_kind_display()} batch #{batch.number}")
 
 
 # ---- Figures kept in the cache -----------------------------------------------------------------

@@ -16,6 +16,7 @@ snapshot of every row of the project's apps, taken before and after.
 """
 
 import re
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -35,7 +36,7 @@ from annotation.models import Campaign, CampaignMember
 from annotation.suitability.studies import study_sample
 from crowd.channels.links.links import link_url as links_url
 from crowd.channels.links.links import links_issue
-from crowd.models import ParticipantLink, PlacesRaise, Study, WorkerQuality
+from crowd.models import ParticipantLink, PlacesRaise, Study, TaskHold, WorkerQuality, WorkSession
 from maps.revision import revision_start
 from maps.workbench import map_open
 from tests.dashboard.test_views import CREATE_FORM
@@ -123,6 +124,14 @@ class World:
         AssignmentFactory(task=task, hit=HITFactory(task=task), worker=self.worker)
         WorkerQuality.objects.create(campaign=self.campaign, worker=self.worker)
         [self.link] = links_issue(campaign=self.campaign, kind=ParticipantLink.Kind.PERSONAL, labels=["invited"])
+        # A place its participant holds now (the Channel page's release button).
+        session = WorkSession.objects.create(
+            campaign=self.campaign, worker=self.link.worker, link=self.link, key=uuid.uuid4(), tasks_target=1
+        )
+        now = timezone.now()
+        self.hold = TaskHold.objects.create(
+            session=session, task=task, assignment_id="SWORLDHOLD", position=1, held_at=now, expires_at=now
+        )
         for user, role in ((self.viewer, "view"), (self.editor, "edit"), (self.carol, "view")):
             member_set(campaign_id=self.campaign.pk, username=user.username, role=role, by=self.owner)
         self.carol_membership = CampaignMember.objects.get(user=self.carol)
@@ -168,6 +177,7 @@ def _kwargs(world: World, name: str, params: tuple[str, ...]) -> dict:
         "batch_id": world.batch.pk,
         "worker_id": world.worker.pk,
         "link_id": world.link.pk,
+        "hold_id": world.hold.pk,
         "member_id": world.carol_membership.pk,
         "username": world.carol.username,
         "fmt": "json" if name == "maps:download" else "csv",

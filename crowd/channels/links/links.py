@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.errors import ApplicationError
+from crowd.channels.links.codes import CodeRule, code_normalise, link_codes_set
 from crowd.models import ParticipantLink, TaskHold, Worker, WorkerQuality, WorkSession
 from crowd.sessions import holds
 from crowd.sessions.consent import consent_version
@@ -86,11 +87,31 @@ def _labels_check(campaign: Campaign, labels: list[str]) -> None:
         )
 
 
-def links_issue(*, campaign: Campaign, kind: str, labels: list[str], created_by=None) -> list[ParticipantLink]:
+def open_link_worker(*, link: ParticipantLink, code: str) -> Worker:
+    """The participant an open link's code names, case and surrounding spaces aside (`P-017` and
+    ` p-017 ` are one): stored as `link<id>-<code in lower case>`. A participant whose code was
+    stored before codes were read this way (`link5-P-017`) is found as they were, never made
+    twice; where old codes already made two workers of one participant (`P-017` and `p-017`,
+    before this rule), the first made answers from now on."""
+    external_id = f"link{link.pk}-{code_normalise(code)}"
+    workers = Worker.objects.filter(channel=Campaign.Channel.LINKS)
+    found = workers.filter(external_id=external_id).first()
+    if found is None:
+        found = workers.filter(external_id__iexact=external_id).order_by("pk").first()
+    return found or holds.session_worker(channel=Campaign.Channel.LINKS, external_id=external_id)
+
+
+def links_issue(
+    *, campaign: Campaign, kind: str, labels: list[str], created_by=None, code_rule: CodeRule | None = None
+) -> list[ParticipantLink]:
     """What a researcher asks for: one personal link per label, or one open link (the labels,
-    joined, name it)."""
+    joined, name it) letting in the codes of `code_rule` (None: any)."""
     if kind == Kind.OPEN:
-        return [link_create(campaign=campaign, kind=Kind.OPEN, label=" ".join(labels), created_by=created_by)]
+        with transaction.atomic():
+            link = link_create(campaign=campaign, kind=Kind.OPEN, label=" ".join(labels), created_by=created_by)
+            if code_rule is not None:
+                link_codes_set(link=link, rule=code_rule)
+        return [link]
     return links_create(campaign=campaign, labels=labels, created_by=created_by)
 
 
@@ -144,15 +165,14 @@ def link_consent_versions(*, campaign: Campaign) -> dict[int, str]:
     return {link_id: " ".join(sorted(found)) for link_id, found in versions.items()}
 
 
-def _participant_name(link: ParticipantLink, external_id: str) -> str:
-    """A personal link's label, or the code an open link's participant typed."""
-    return link.label if link.kind == Kind.PERSONAL else external_id.split("-", 1)[-1]
+_participant_name = holds.participant_name
 
 
 @dataclass(frozen=True)
 class HeldPlace:
     """A task's place a link participant holds now, and until when unless their page is open."""
 
+    hold_id: int  # what the Channel page's release button names
     participant: str
     link: ParticipantLink
     task: str
@@ -178,6 +198,7 @@ def held_places(*, campaign: Campaign, now: datetime | None = None) -> list[Held
     )
     return [
         HeldPlace(
+            hold_id=hold.pk,
             participant=_participant_name(hold.session.link, hold.session.worker.external_id),
             link=hold.session.link,
             task=f"{hold.task.batch.topic.key} · task {hold.task.position}",

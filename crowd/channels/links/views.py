@@ -1,22 +1,22 @@
 """A participant link's page (mounted at /s/l/<token>/): the participant's progress and a
 button to start or resume; an open link asks for the participant's code first."""
 
-import re
-
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import Campaign
 from config.client_address import client_address
 from config.errors import ApplicationError, TooBusy
+from crowd.channels.links import codes, links
 from crowd.models import ParticipantLink
 from crowd.sessions import holds
 from crowd.sessions.messages import message_page
 
-Channel = Campaign.Channel
-PARTICIPANT_CODE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
+CODE_REFUSED = (
+    "Sorry, this code is not one the researcher gave out for this study. Check it (letters and digits as "
+    "written; capitals do not matter) and try again, or ask the researcher who invited you."
+)
 
 
 @require_http_methods(["GET", "POST"])
@@ -28,15 +28,19 @@ def link_page(request: HttpRequest, token: str) -> HttpResponse:
     if link.revoked:
         return message_page(request, "This link was withdrawn", "The researcher has closed this link. Thank you.", 410)
     error = ""
+    status = 400
     code = ""
     worker = link.worker
     if request.method == "POST":
         if link.kind == ParticipantLink.Kind.OPEN:
             code = request.POST.get("code", "").strip()
-            if not PARTICIPANT_CODE.fullmatch(code):
+            if not codes.code_valid(code):
                 error = "Enter the participant code you were given: letters, digits, dots, dashes or underscores."
+            elif not codes.code_let_in(link=link, code=code):
+                error = CODE_REFUSED
+                status = 403
             else:
-                worker = holds.session_worker(channel=Channel.LINKS, external_id=f"link{link.pk}-{code}")
+                worker = links.open_link_worker(link=link, code=code)
         if not error:
             # A personal link is created with its worker; an open one got it from the code above.
             assert worker is not None, "a personal link has its worker"
@@ -58,9 +62,10 @@ def link_page(request: HttpRequest, token: str) -> HttpResponse:
             "link": link,
             "done": done,
             "per_session": link.campaign.tasks_per_session,
+            "idle_minutes": holds.link_idle_seconds(link.campaign) // 60,
             "asks_code": link.kind == ParticipantLink.Kind.OPEN,
             "code": code,
             "error": error,
         },
-        status=400 if error else 200,
+        status=status if error else 200,
     )
