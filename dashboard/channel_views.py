@@ -18,7 +18,8 @@ from config.spreadsheets import SpreadsheetWriter
 from crowd.channels import settings as channels
 from crowd.channels.links import links
 from crowd.marketplaces.prolific.filters import eligibility_choices
-from crowd.models import HIT, ParticipantLink, Study
+from crowd.models import HIT, ParticipantLink
+from crowd.work import ledger
 from dashboard.channel_forms import ChannelForm, LinksForm
 
 
@@ -61,7 +62,7 @@ def _channel_page(request, campaign, *, channel_form=None, links_form=None, stat
                 "per_link": settings.LINK_SESSIONS_PER_LINK,
                 "idle_minutes": settings.LINK_IDLE_RELEASE_SECONDS / 60,
             },
-            "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
+            "studies": ledger.campaign_studies(campaign=campaign),
         },
         status=status,
     )
