@@ -391,20 +391,42 @@ class Bonus(models.Model):
 # ---- Sessions: Prolific studies and participant links (crowd/sessions/holds.py) ------------------
 
 
-class Study(models.Model):
-    """A Prolific study: one per published batch. Its places are sessions of N tasks."""
+class StudyQuerySet(models.QuerySet):
+    def of_batch(self, batch: Batch) -> "StudyQuerySet":
+        """The study whose places the batch added to (at most one)."""
+        return self.filter(batch_links__batch=batch)
 
-    batch = models.OneToOneField(Batch, on_delete=models.CASCADE, related_name="study")
+    def of_campaign(self, campaign: Campaign) -> "StudyQuerySet":
+        return self.filter(topic__campaign=campaign)
+
+    def open_for(self, *, topic: Topic, kind: str) -> "StudyQuerySet":
+        """The round's study a new batch joins: not ended, the newest first."""
+        return self.filter(topic=topic, kind=kind, ended_at__isnull=True).order_by("-pk")
+
+
+class Study(models.Model):
+    """A Prolific study: one per round of a topic (its Likert round; its comparison stage, every
+    comparison batch of it), whose places grow with each batch the round publishes (StudyBatch).
+    Its places are sessions of N tasks, handed out from any of its open batches
+    (crowd/marketplaces/prolific/study_opening.py)."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="studies")
+    kind = models.CharField(max_length=16, choices=Batch.Kind.choices)
     environment = models.CharField(max_length=16, choices=Campaign.Environment.choices)
     internal_name = models.CharField(max_length=128, unique=True, help_text="Our idempotency key at Prolific.")
     study_id = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=32, blank=True)
-    places = models.PositiveIntegerField()
+    places = models.PositiveIntegerField(help_text="Places on offer at Prolific: every batch's, and raises.")
     reward_cents = models.PositiveIntegerField()
     completion_code = models.CharField(max_length=32)
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its round ended and it was stopped: no batch joins it after."
+    )
+
+    objects = StudyQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "studies"
@@ -413,8 +435,28 @@ class Study(models.Model):
         return self.study_id or self.internal_name
 
 
+class StudyBatch(models.Model):
+    """A batch of a study's round: the places it adds to the study (what its publish quoted and
+    committed) and when Prolific had them on offer. The link lives here, on the crowd side:
+    annotation's Batch knows nothing of studies."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="batch_links")
+    batch = models.OneToOneField(Batch, on_delete=models.CASCADE, related_name="study_link")
+    places = models.PositiveIntegerField(help_text="Places this batch adds to the study: its quote.")
+    places_to = models.PositiveIntegerField(help_text="The study's places once this batch's are added.")
+    opened_at = models.DateTimeField(
+        null=True, blank=True, help_text="When Prolific had its places on offer (the study published, or raised)."
+    )
+
+    class Meta:
+        ordering = ["study_id", "places_to", "pk"]
+
+    def __str__(self):
+        return f"{self.batch} in study {self.study}"
+
+
 class PlacesRaise(models.Model):
-    """More places for a study than its publish quote: asked for by sync when answers are still
+    """More places for a study than its publish quotes: asked for by sync when answers are still
     missing after every place was used, done only once the researcher said yes
     (crowd/channels/prolific/raises.py). The reason and the figures are what the campaign page shows."""
 
@@ -431,7 +473,9 @@ class PlacesRaise(models.Model):
     )
     done_at = models.DateTimeField(null=True, blank=True, help_text="When Prolific raised the places.")
     dropped_at = models.DateTimeField(
-        null=True, blank=True, help_text="When it was no longer needed: the batch ended before the places were raised."
+        null=True,
+        blank=True,
+        help_text="When it was no longer needed: the study's open batches ended before the places were raised.",
     )
 
     class Meta:

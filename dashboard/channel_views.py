@@ -18,8 +18,9 @@ from config.spreadsheets import SpreadsheetWriter
 from crowd.channels import settings as channels
 from crowd.channels.links import codes, links
 from crowd.marketplaces.prolific.filters import eligibility_choices
-from crowd.models import HIT, ParticipantLink, Study
+from crowd.models import HIT, ParticipantLink
 from crowd.sessions import holds
+from crowd.work import ledger
 from dashboard.channel_forms import ChannelForm, CodesForm, IdleForm, LinksForm
 
 
@@ -76,7 +77,7 @@ def _channel_page(
                 "idle_own": campaign.link_idle_seconds is not None,
                 "idle_default_minutes": settings.LINK_IDLE_RELEASE_SECONDS / 60,
             },
-            "studies": Study.objects.filter(batch__topic__campaign=campaign).select_related("batch__topic"),
+            "studies": ledger.campaign_studies(campaign=campaign),
         },
         status=status,
     )

@@ -110,7 +110,7 @@ def channel_demo_run(
             work = links_simulate(link_url=links.link_url(link), **crowd)
         else:
             # Every study still open: Prolific turns away whoever took it before, and a full one.
-            studies = Study.objects.filter(batch__topic__campaign=campaign, batch__status="published")
+            studies = Study.objects.of_campaign(campaign).filter(batch_links__batch__status="published").distinct()
             open_ids = list(studies.exclude(study_id="").values_list("study_id", flat=True))
             work = prolific_simulate(
                 start_participant=local_prolific_starter(base_url),

@@ -5,7 +5,7 @@ but to the rest of the app they are marketplaces like MTurk: publishing records 
 task, sync lists each HIT's assignments, approval and rejection go through the same review
 code. The "remote" state is ours: a HIT is our own record that the task is on offer, and
 its assignments are the answers whose hold (TaskHold) was handed to the participant who
-gave them. Task-level approvals are ours; what a channel adds (a Prolific study per batch,
+gave them. Task-level approvals are ours; what a channel adds (a Prolific study per round,
 its submissions and bonuses) is in its own package, which subclasses `SessionMarketplace`.
 """
 

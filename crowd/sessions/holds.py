@@ -162,7 +162,7 @@ def study_session_open(*, study: Study, worker: Worker, submission_id: str, subm
     """The participant's one session on a Prolific study, opened on first arrival, confirmed by
     the submission Prolific listed for them (crowd.channels.prolific.study_sync.study_arrive asks first;
     its id is the SESSION_ID)."""
-    campaign = study.batch.topic.campaign
+    campaign = study.topic.campaign
     confirmed = {
         "external_session_id": submission_id,
         "submission_id": submission_id,
@@ -188,16 +188,20 @@ def study_session_open(*, study: Study, worker: Worker, submission_id: str, subm
     return session
 
 
+def study_tasks(study: Study):
+    """The tasks of the study's open batches: what its sessions are handed, from any of them."""
+    return Task.objects.filter(batch__study_link__study=study, batch__status=Batch.Status.PUBLISHED)
+
+
 def study_session_share(*, study: Study, tasks_per_session: int) -> int:
     """How many tasks a new session of the study is given: a full session while answers are
     left for one, the remainder for the last place, so the study's places match its answers
-    (crowd.marketplaces.prolific.study_opening.study_places) and nobody is sized for tasks no
-    one can give them. Answers counted or promised to the sessions working now are not left."""
-    tasks = study.batch.tasks
+    (crowd.marketplaces.prolific.study_opening.study_places, per batch) and nobody is sized for
+    tasks no one can give them. Answers counted or promised to the sessions working now are not
+    left. Counted over the study's open batches: those its sessions are handed tasks from."""
+    tasks = study_tasks(study)
     needed = sum(tasks.values_list("assignments_needed", flat=True))
-    counted = TaskHold.objects.filter(
-        task__batch_id=study.batch_id, submitted_at__isnull=False, released_at__isnull=True
-    )
+    counted = TaskHold.objects.filter(task__in=tasks, submitted_at__isnull=False, released_at__isnull=True)
     working = study.sessions.filter(status=WorkSession.Status.ACTIVE)
     promised = (
         sum(working.values_list("tasks_target", flat=True))
@@ -214,7 +218,7 @@ def study_slots_free(*, study: Study, now: datetime | None = None) -> int:
     taken = (
         TaskHold.objects.filter(_active(now), task=OuterRef("pk")).values("task").annotate(n=Count("pk")).values("n")
     )
-    tasks = Task.objects.filter(batch_id=study.batch_id, hit__isnull=False, hit__complete=False, hit__deleted=False)
+    tasks = study_tasks(study).filter(hit__isnull=False, hit__complete=False, hit__deleted=False)
     slots = tasks.annotate(taken=Coalesce(Subquery(taken), 0)).values_list("assignments_needed", "taken")
     return sum(max(0, needed - held) for needed, held in slots)
 
@@ -302,7 +306,7 @@ def session_get(key) -> WorkSession:
         key = uuid.UUID(str(key))
     except ValueError:
         raise NotFound("There is no such session. Open the link you were given again.") from None
-    session = WorkSession.objects.select_related("campaign", "worker", "study__batch", "link").filter(key=key).first()
+    session = WorkSession.objects.select_related("campaign", "worker", "study", "link").filter(key=key).first()
     if session is None:
         raise NotFound("There is no such session. Open the link you were given again.")
     return session
@@ -320,8 +324,9 @@ def _pool(session: WorkSession):
     """The tasks this session may work on, in the order they are handed out."""
     tasks = Task.objects.filter(hit__isnull=False, hit__complete=False, hit__deleted=False)
     if session.study_id is not None:
-        assert session.study is not None, "study_id is set"
-        tasks = tasks.filter(batch_id=session.study.batch_id)
+        # Any open batch of the session's study, and only those: its round's batches, which
+        # are the study's campaign's (crowd.marketplaces.prolific.study_opening links them).
+        tasks = tasks.filter(batch__study_link__study_id=session.study_id)
     else:
         tasks = tasks.filter(batch__topic__campaign_id=session.campaign_id)
     tasks = tasks.filter(batch__status=Batch.Status.PUBLISHED)

@@ -13,16 +13,21 @@ Per assignment (MTurk: reward + MTurk's fee, charged when an assignment is appro
     released   task:<uuid>:unpublished      a task of an expired batch that never got its HIT
 
 Per submission (Prolific: one participant's session at the study's reward + the service
-fee; Prolific takes the whole study's cost when it is published, pays a submission when it
-is approved, and gives back what no approved submission used when the study completes)
+fee; Prolific takes the cost of a study's places when they are published or added, pays a
+submission when it is approved, and gives back what no approved submission used when the
+study completes. A study is a topic's round and grows with each batch: each batch's
+commitment is the places it adds, booked to it, crowd.marketplaces.prolific.study_opening)
 
-    committed  batch:<id>:places:<n>        the batch's study opened (or topped up) to n places
+    committed  batch:<id>:places:<n>        the batch's n places, added to its round's study
+                                            (its quote); a raise the researcher approved: the
+                                            study raised to n places, booked to its newest
+                                            open batch
     spent      submission:<id>              an approved submission (by us, by hand or by Prolific)
-    released   batch:<id>:places:unused     the study completed: places never approved (not
-                                            taken, returned, timed out or rejected — Prolific
-                                            reopens a rejected submission's place, so its money
-                                            stays committed until the study completes)
-    released   batch:<id>:places:unopened   an expired batch whose study never opened
+    released   study:<id>:places:unused     the study completed after its round ended: places
+                                            never approved (not taken, returned, timed out or
+                                            rejected — Prolific reopens a rejected submission's
+                                            place, so its money stays committed until then)
+    released   batch:<id>:places:unopened   an expired batch whose places never opened
 
 Nothing (participant links): no entries. Bonuses, on every paying channel:
 
@@ -48,13 +53,13 @@ from decimal import Decimal
 from uuid import UUID
 
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
+from django.db.models import Q, QuerySet, Sum
 
 from annotation.models import Batch, Campaign
 from config.errors import ApplicationError
 from crowd.marketplaces.base import CENT, PaymentUnit
 from crowd.marketplaces.registry import channel_policy
-from crowd.models import HIT, Bonus, LedgerEntry, Study
+from crowd.models import HIT, Bonus, LedgerEntry, Study, StudyBatch
 
 Kind = LedgerEntry.Kind
 ZERO = Decimal("0.00")
@@ -310,8 +315,8 @@ def batch_commit_withdraw(
             entries = entries.exclude(reference__in=references)
     elif unit == PaymentUnit.SUBMISSION:
         entries = committed.filter(reference__startswith=places_reference(batch_id=batch.pk, places=""))
-        if Study.objects.filter(batch=batch, published_at__isnull=False).exists():
-            entries = committed.none()  # the study is open: its places are on offer
+        if StudyBatch.objects.filter(batch=batch, opened_at__isnull=False).exists():
+            entries = committed.none()  # its places are on offer in its round's study
         elif opening_uncertain:
             entries, kept = committed.none(), entries
     else:
@@ -342,7 +347,9 @@ def batch_unpublished_released(*, batch_id: int) -> None:
                 amount=amount,
                 note=f"never published, {batch}",
             )
-    elif unit == PaymentUnit.SUBMISSION and not Study.objects.filter(batch=batch, published_at__isnull=False).exists():
+    elif (
+        unit == PaymentUnit.SUBMISSION and not StudyBatch.objects.filter(batch=batch, opened_at__isnull=False).exists()
+    ):
         places = committed.filter(reference__startswith=places_reference(batch_id=batch.pk, places=""))
         entry_record(
             campaign_id=campaign.pk,
@@ -441,23 +448,35 @@ def _entries_write(entries: list[LedgerEntry]) -> None:
 
 
 def _submission_cost(study: Study) -> Decimal:
-    policy = channel_policy(study.batch.topic.campaign.channel)
+    policy = channel_policy(study.topic.campaign.channel)
     return policy.submission_cost(reward=Decimal(study.reward_cents) * CENT)
 
 
+def _batch_places(campaign: Campaign, batch_ids: Iterable[int]) -> "QuerySet[LedgerEntry]":
+    """The commitments of the batches' places (their quotes and the raises booked to them)."""
+    committed = campaign.ledger.filter(kind=Kind.COMMITTED)
+    query = Q()
+    for batch_id in batch_ids:
+        query |= Q(reference__startswith=places_reference(batch_id=batch_id, places=""))
+    return committed.filter(query) if query else committed.none()
+
+
 def _places_committed(study: Study) -> Decimal:
-    references = study.batch.topic.campaign.ledger.filter(
-        kind=Kind.COMMITTED, reference__startswith=places_reference(batch_id=study.batch_id, places="")
-    )
-    return references.aggregate(total=Sum("amount"))["total"] or ZERO
+    """What the study's places committed: every batch whose places it opened, raises included
+    (a batch whose places never opened is withdrawn or released on its own)."""
+    batch_ids = study.batch_links.filter(opened_at__isnull=False).values_list("batch_id", flat=True)
+    return _batch_places(study.topic.campaign, batch_ids).aggregate(total=Sum("amount"))["total"] or ZERO
 
 
 @transaction.atomic
 def study_places_commit(*, study: Study, places: int) -> Decimal:
     """Before a study is raised to `places`: commit the places added, or refuse with the
     figures. Idempotent per total; what is committed already is not committed again."""
-    campaign = Campaign.objects.select_for_update().get(pk=study.batch.topic.campaign_id)
+    campaign = Campaign.objects.select_for_update().get(pk=study.topic.campaign_id)
     cost = _submission_cost(study)
+    newest = study.batch_links.filter(batch__status=Batch.Status.PUBLISHED).order_by("-places_to", "-pk").first()
+    booked_to = newest or study.batch_links.order_by("-places_to", "-pk").first()
+    assert booked_to is not None, "a study has the batch that opened it"
     added = (places * cost - _places_committed(study)).quantize(CENT)
     if added <= 0:
         return ZERO
@@ -470,7 +489,7 @@ def study_places_commit(*, study: Study, places: int) -> Decimal:
     entry_record(
         campaign_id=campaign.pk,
         kind=Kind.COMMITTED,
-        reference=places_reference(batch_id=study.batch_id, places=places),
+        reference=places_reference(batch_id=booked_to.batch_id, places=places),
         amount=added,
         note=f"study {study} raised to {places} places",
     )
@@ -483,7 +502,7 @@ def submission_paid(*, study: Study, submission_id: str) -> bool:
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
         return entry_record(
-            campaign_id=study.batch.topic.campaign_id,
+            campaign_id=study.topic.campaign_id,
             kind=Kind.SPENT,
             reference=submission_reference(submission_id),
             amount=_submission_cost(study),
@@ -492,16 +511,71 @@ def submission_paid(*, study: Study, submission_id: str) -> bool:
 
 
 def study_closed(*, study: Study, approved: int) -> bool:
-    """The study completed: the channel gives back every place no approved submission used."""
+    """The study completed after its round ended: the channel gives back every place no approved
+    submission used."""
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
         return entry_record(
-            campaign_id=study.batch.topic.campaign_id,
+            campaign_id=study.topic.campaign_id,
             kind=Kind.RELEASED,
-            reference=places_reference(batch_id=study.batch_id, places="unused"),
+            reference=f"study:{study.pk}:places:unused",
             amount=_places_committed(study) - approved * _submission_cost(study),
             note=f"study {study} completed with {approved} approved submission(s)",
         )
+
+
+@dataclass(frozen=True)
+class BatchPlaces:
+    batch: Batch
+    places: int  # the places it added to its round's study (its quote)
+    committed: Decimal  # booked to it: its quote, and raises approved while it was the newest
+    opened: bool  # on offer at Prolific
+
+
+@dataclass(frozen=True)
+class StudyMoney:
+    """A study of the campaign with its round's batches and what each committed, and what its
+    approved submissions were charged: the Channel page's table, in the channel's currency."""
+
+    study: Study
+    batches: list[BatchPlaces]
+    committed: Decimal
+    charged: Decimal
+
+
+def campaign_studies(*, campaign: Campaign) -> list[StudyMoney]:
+    """The campaign's studies, oldest first, each with its batches and money (a few queries)."""
+    studies = list(Study.objects.of_campaign(campaign).select_related("topic").order_by("pk"))
+    links = StudyBatch.objects.filter(study__in=studies).select_related("batch__topic").order_by("places_to", "pk")
+    committed: dict[int, Decimal] = {}
+    for reference, amount in campaign.ledger.filter(kind=Kind.COMMITTED, reference__startswith="batch:").values_list(
+        "reference", "amount"
+    ):
+        batch_id = int(reference.split(":")[1])
+        committed[batch_id] = committed.get(batch_id, ZERO) + amount
+    spent = dict(campaign.ledger.filter(kind=Kind.SPENT).values_list("reference", "amount"))
+    submissions: dict[int, list[str]] = {}
+    sessions = campaign.work_sessions.filter(study__in=studies).exclude(submission_id="")
+    for study_id, submission_id in sessions.values_list("study_id", "submission_id"):
+        submissions.setdefault(study_id, []).append(submission_reference(submission_id))
+    by_study: dict[int, list[BatchPlaces]] = {}
+    for link in links:
+        row = BatchPlaces(
+            batch=link.batch,
+            places=link.places,
+            committed=committed.get(link.batch_id, ZERO),
+            opened=link.opened_at is not None,
+        )
+        by_study.setdefault(link.study_id, []).append(row)
+    return [
+        StudyMoney(
+            study=study,
+            batches=by_study.get(study.pk, []),
+            committed=sum((row.committed for row in by_study.get(study.pk, [])), ZERO),
+            charged=sum((spent.get(reference, ZERO) for reference in submissions.get(study.pk, [])), ZERO),
+        )
+        for study in studies
+    ]
 
 
 # ---- Bonuses -----------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from annotation.models import Campaign, CampaignMember
 from annotation.suitability.studies import study_sample
 from crowd.channels.links.links import link_url as links_url
 from crowd.channels.links.links import links_issue
-from crowd.models import ParticipantLink, PlacesRaise, Study, TaskHold, WorkerQuality, WorkSession
+from crowd.models import ParticipantLink, PlacesRaise, Study, StudyBatch, TaskHold, WorkerQuality, WorkSession
 from maps.revision import revision_start
 from maps.workbench import map_open
 from tests.dashboard.test_views import CREATE_FORM
@@ -139,13 +139,15 @@ class World:
         revision_start(topic=self.topic)
         # A Prolific raise of places waiting for the owner's yes (crowd.channels.prolific.raises).
         study = Study.objects.create(
-            batch=self.batch,
+            topic=self.batch.topic,
+            kind=self.batch.kind,
             environment="local",
             internal_name="world-study",
             places=5,
             reward_cents=100,
             completion_code="C0DE",
         )
+        StudyBatch.objects.create(study=study, batch=self.batch, places=5, places_to=5)
         self.places_raise = PlacesRaise.objects.create(
             study=study,
             places_from=5,

@@ -157,7 +157,7 @@ def test_f2_ten_invented_participants_take_no_place_and_see_no_code(deploy, live
         settings.SITE_URL = site.url
         batch = prolific_batch(environment="production", production_enabled=True)
         batch_publish(batch_id=batch.pk, live=True)  # the researcher's explicit opt-in to real money
-        study = Study.objects.get(batch=batch)
+        study = Study.objects.of_batch(batch).get()
 
         http = site.session()
         pages = []

@@ -54,7 +54,7 @@ def study(local_prolific):  # noqa: F811
     """A published study: 3 tasks × 2 answers, 2 tasks a session, so 3 places."""
     batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
-    return Study.objects.get(batch=batch)
+    return Study.objects.of_batch(batch).get()
 
 
 def _arrive(pid: str, study_id: str, session_id: str):
@@ -153,7 +153,7 @@ def test_a_returning_participant_continues_and_task_pages_do_not_ask_prolific(lo
 
 def _unchecked_session(study: Study, pid: str) -> WorkSession:
     """A session as an invented PID opened it before arrivals were checked with Prolific."""
-    campaign = study.batch.topic.campaign
+    campaign = study.topic.campaign
     worker = holds.session_worker(channel=Campaign.Channel.PROLIFIC, external_id=pid)
     return WorkSession.objects.create(
         campaign=campaign, worker=worker, study=study, key=uuid.uuid4(), external_session_id="x", tasks_target=2

@@ -125,7 +125,7 @@ def test_a_prolific_round_costs_no_more_than_its_quote(site, open_context, scree
     page.get_by_role("heading", name="Composting on Prolific").wait_for()
 
     likert = Batch.objects.get(topic__key=TOPIC, kind=Batch.Kind.LIKERT)
-    study = Study.objects.get(batch=likert)
+    study = Study.objects.of_batch(likert).get()
     assert study.places == 3  # 2 tasks × 3 answers in sessions of 2
 
     def round_committed() -> D:

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Batch, Campaign
-from crowd.models import Study
+from crowd.models import Study, StudyBatch
 from crowd.qc.worker_quality import campaign_quality_refresh
 from tests.crowd.quality_data import TRAPS, LabelBuilder, small_crowd_labels
 from tests.factories import BatchFactory, CampaignFactory, PropositionFactory, TopicFactory
@@ -74,7 +74,10 @@ def test_a_never_published_topic_says_not_published(owner_client, owner):
 def test_prolific_study_rewards_have_currency_and_two_decimals(owner_client, owner):
     campaign = CampaignFactory(owner=owner, slug="pro", channel=Campaign.Channel.PROLIFIC)
     batch = BatchFactory(topic=TopicFactory(campaign=campaign), kind=Batch.Kind.LIKERT)
-    Study.objects.create(batch=batch, places=7, reward_cents=120, internal_name="s1", completion_code="C1")
+    study = Study.objects.create(
+        topic=batch.topic, kind=batch.kind, places=7, reward_cents=120, internal_name="s1", completion_code="C1"
+    )
+    StudyBatch.objects.create(study=study, batch=batch, places=7, places_to=7)
 
     page = owner_client.get(reverse("crowd:campaign-channel", args=["pro"])).content.decode()
 

@@ -10,7 +10,9 @@ the campaign's owner approves it (`raise_approve`); the next sync then commits t
 
 One open raise per study at a time: while pending, a later sync updates its figures (the
 answers missing change as sessions finish); once approved, its figures are fixed. A raise
-whose batch ends before the places were raised is dropped (`raises_drop`), never raised.
+whose study has no open batch left before the places were raised is dropped (`raises_drop`),
+never raised. (A study is a topic's round, growing with each batch: crowd.marketplaces.prolific
+.study_opening. The places a new batch adds are its own quote, not a raise.)
 """
 
 from decimal import Decimal
@@ -28,7 +30,7 @@ from crowd.models import PlacesRaise, Study
 
 def raise_cost(*, study: Study, places_from: int, places_to: int) -> Decimal:
     """What the added places commit, fees included: each place at the session reward."""
-    policy = channel_policy(study.batch.topic.campaign.channel)
+    policy = channel_policy(study.topic.campaign.channel)
     per_place = policy.submission_cost(reward=Decimal(study.reward_cents) * CENT)
     return ((places_to - places_from) * per_place).quantize(CENT)
 
@@ -62,7 +64,7 @@ def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
     line or a service acting for the owner, as in campaign_update. Approving twice is one yes."""
     places_raise = (
         PlacesRaise.objects.select_for_update()
-        .filter(pk=raise_id, study__batch__topic__campaign=campaign)
+        .filter(pk=raise_id, study__topic__campaign=campaign)
         .select_related("study")
         .first()
     )
@@ -76,7 +78,7 @@ def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
         return places_raise
     if places_raise.dropped_at is not None:
         raise ApplicationError(
-            f"The batch of study {places_raise.study} ended without these places: nothing to approve.",
+            f"The open batches of study {places_raise.study} ended without these places: nothing to approve.",
             code="raise_dropped",
         )
     if places_raise.places_to <= places_raise.study.places:
@@ -96,7 +98,7 @@ def raise_done(*, places_raise: PlacesRaise) -> None:
 
 
 def raises_drop(*, study: Study) -> int:
-    """The study's batch ended (complete or expired): its open raises are not needed any more."""
+    """The study's open batches ended (complete or expired): its open raises are not needed any more."""
     open_raises = PlacesRaise.objects.filter(study=study, done_at__isnull=True, dropped_at__isnull=True)
     return open_raises.update(dropped_at=timezone.now())
 
@@ -104,12 +106,12 @@ def raises_drop(*, study: Study) -> int:
 def raises_pending(*, campaign: Campaign) -> list[int]:
     """The ids of the campaign's raises waiting for a yes."""
     pending = PlacesRaise.objects.filter(
-        study__batch__topic__campaign=campaign, approved_at__isnull=True, dropped_at__isnull=True
+        study__topic__campaign=campaign, approved_at__isnull=True, dropped_at__isnull=True
     )
     return list(pending.order_by("pk").values_list("pk", flat=True))
 
 
 def campaign_raises(*, campaign: Campaign) -> list[PlacesRaise]:
     """Every raise of the campaign's studies, oldest first, for the campaign page."""
-    raises = PlacesRaise.objects.filter(study__batch__topic__campaign=campaign)
-    return list(raises.select_related("study__batch__topic", "approved_by").order_by("requested_at", "pk"))
+    raises = PlacesRaise.objects.filter(study__topic__campaign=campaign)
+    return list(raises.select_related("study__topic", "approved_by").order_by("requested_at", "pk"))

@@ -13,12 +13,15 @@ bookkeeping (crowd.sessions.holds) and the ledger:
   study's approvals in one bulk call), or rejected when every answer was rejected; an
   approved submission is money spent, a partially approved one (a completion code set up
   for it at Prolific) too, booked at the whole reward, the most it can cost;
-* every place used, nobody working and answers still missing: more places are asked of the
-  researcher (crowd.channels.prolific.raises: beyond the publish quote, nothing is raised
-  without their recorded yes), then committed (refused, and logged, over the budget cap)
-  and raised;
-* a study whose batch ended is stopped; once Prolific completes it, the places no approved
-  submission used are released.
+* every place used, nobody working and answers of its open batches still missing: more
+  places are asked of the researcher (crowd.channels.prolific.raises: beyond the publish
+  quotes, nothing is raised without their recorded yes), then committed (refused, and
+  logged, over the budget cap) and raised;
+* a study is a topic's round (crowd.marketplaces.prolific.study_opening): its Likert round,
+  or its comparison stage, which gains places with each batch. Between two batches every
+  place may be used and Prolific may call it complete; more places make it active again.
+  Once its round has ended (`round_ended`) it is stopped; once Prolific then completes it,
+  the places no approved submission used are released.
 """
 
 import logging
@@ -26,10 +29,11 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from annotation.models import Batch, Campaign
+from annotation.models import Batch, Campaign, Topic
 from crowd.channels.prolific import raises
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.prolific.client import ProlificClient, prolific_client
@@ -89,8 +93,8 @@ def studies_sync(*, now=None) -> StudiesReport:
     """Reconcile every study not completed with Prolific; see the module docstring."""
     now = now or timezone.now()
     report = StudiesReport()
-    studies = Study.objects.exclude(study_id="").exclude(status=StudyStatus.COMPLETED)
-    for study in studies.select_related("batch__topic__campaign").order_by("pk"):
+    studies = Study.objects.exclude(study_id="").exclude(ended_at__isnull=False, status=StudyStatus.COMPLETED)
+    for study in studies.select_related("topic__campaign").order_by("pk"):
         client = prolific_client(environment=study.environment)
         by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
         approved = 0
@@ -114,10 +118,11 @@ def studies_sync(*, now=None) -> StudiesReport:
         approved += _submissions_approve(client=client, study=study, approvals=to_approve, report=report, now=now)
         _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
         _places_top_up(client=client, study=study)
-        if study.batch.status in (Batch.Status.COMPLETE, Batch.Status.EXPIRED):
-            raises.raises_drop(study=study)  # the batch ended without them
-            _study_stop(client=client, study=study, report=report)
-        if study.status == StudyStatus.COMPLETED:
+        if not _open_batches(study).exists():
+            raises.raises_drop(study=study)  # the batches they were for ended without them
+        if round_ended(study):
+            _study_stop(client=client, study=study, report=report, now=now)
+        if study.ended_at is not None and study.status == StudyStatus.COMPLETED:
             ledger.study_closed(study=study, approved=approved)
             report.completed += 1
         study.last_synced_at = now
@@ -148,9 +153,34 @@ def _unlisted_withdraw(
         )
 
 
-def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport) -> None:
-    """Stop recruiting; a stopped study completes at Prolific once nothing awaits review, so
-    one already stopped is only read again until it has."""
+def _open_batches(study: Study):
+    return Batch.objects.filter(study_link__study=study, status=Batch.Status.PUBLISHED)
+
+
+def round_ended(study: Study) -> bool:
+    """No batch of the study's round is open or about to open, and none will join: the Likert
+    round once its batch ended; the comparison stage once the topic left it (done), or the
+    campaign finished; and a study a newer study of the same round replaced."""
+    if study.ended_at is not None:
+        return True
+    if Batch.objects.filter(
+        study_link__study=study, status__in=(Batch.Status.CREATED, Batch.Status.PUBLISHED)
+    ).exists():
+        return False
+    topic = study.topic
+    if study.kind == Batch.Kind.LIKERT or topic.campaign.status == Campaign.Status.FINISHED:
+        return True
+    newer = Study.objects.filter(topic=topic, kind=study.kind, pk__gt=study.pk).exists()
+    return newer or topic.state != Topic.State.COMPARISONS
+
+
+def _study_stop(*, client: ProlificClient, study: Study, report: StudiesReport, now) -> None:
+    """Stop recruiting for good: the round ended, so no batch joins the study after this. A
+    stopped study completes at Prolific once nothing awaits review, so one already stopped is
+    only read again until it has."""
+    if study.ended_at is None:
+        Study.objects.filter(pk=study.pk).update(ended_at=now)
+        study.ended_at = now
     before = study.status
     if before in STOPPED:
         study.status = client.study_get(study.study_id).status
@@ -167,7 +197,8 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     were rejected, or sessions did fewer tasks than planned): more places are beyond the
     quote, so they are asked of the researcher first (crowd.channels.prolific.raises) and
     opened only once approved, committed before Prolific is asked."""
-    if study.batch.status != Batch.Status.PUBLISHED or study.sessions.filter(status=WorkSession.Status.ACTIVE).exists():
+    open_batches = _open_batches(study)
+    if not open_batches.exists() or study.sessions.filter(status=WorkSession.Status.ACTIVE).exists():
         return
     # Places Prolific holds: confirmed sessions (not invented ones) whose submission still keeps
     # its place — a returned, timed-out or rejected one is reopened by Prolific for someone else,
@@ -180,14 +211,21 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     missing = holds.study_slots_free(study=study)
     if missing <= 0:
         return
-    needed = sum(study.batch.tasks.values_list("assignments_needed", flat=True))
-    submitted = TaskHold.objects.filter(task__batch=study.batch, released_at__isnull=True, submitted_at__isnull=False)
+    tasks = holds.study_tasks(study)
+    needed = sum(tasks.values_list("assignments_needed", flat=True))
+    submitted = TaskHold.objects.filter(task__in=tasks, released_at__isnull=True, submitted_at__isnull=False)
     rejected = Exists(
         Assignment.objects.filter(assignment_id=OuterRef("assignment_id"), status=Assignment.Status.REJECTED)
     )
-    per_session = max(1, min(study.batch.topic.campaign.tasks_per_session, study.batch.tasks.count()))
+    per_session = max(1, min(study.topic.campaign.tasks_per_session, tasks.count()))
     total = study.places + math.ceil(missing / per_session)
-    reason = _raise_reason(study=study, needed=needed, missing=missing, rejected=submitted.filter(rejected).count())
+    reason = _raise_reason(
+        study=study,
+        batches=list(open_batches.order_by("number")),
+        needed=needed,
+        missing=missing,
+        rejected=submitted.filter(rejected).count(),
+    )
     wanted = raises.raise_request(study=study, places=total, missing=missing, reason=reason)
     if wanted.approved_at is None:
         logger.info("study %s: %d answers still missing; more places wait for the researcher's yes", study, missing)
@@ -200,14 +238,18 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     except ledger.BudgetExceeded as refused:
         logger.warning("study %s: %d answers still missing, places not raised: %s", study, missing, refused.message)
         return
-    remote = client.study_places_increase(study.study_id, wanted.places_to)
-    Study.objects.filter(pk=study.pk).update(places=wanted.places_to, status=remote.status)
-    study.places, study.status = wanted.places_to, remote.status
+    with transaction.atomic():  # the study's lock, which adding a batch's places takes too
+        places_now = Study.objects.select_for_update().values_list("places", flat=True).get(pk=study.pk)
+        if places_now < wanted.places_to:  # else a batch joining the study added them meanwhile
+            remote = client.study_places_increase(study.study_id, wanted.places_to)
+            Study.objects.filter(pk=study.pk).update(places=wanted.places_to, status=remote.status)
+            study.status = remote.status
+    study.places = max(places_now, wanted.places_to)
     raises.raise_done(places_raise=wanted)
     logger.info("study %s: %d answers still missing, places raised to %d", study.study_id, missing, study.places)
 
 
-def _raise_reason(*, study: Study, needed: int, missing: int, rejected: int) -> str:
+def _raise_reason(*, study: Study, batches: list[Batch], needed: int, missing: int, rejected: int) -> str:
     """Why places are wanted, in the researcher's terms: what is missing and what used the places."""
     sessions = study.sessions.filter(session_confirmed(), status=WorkSession.Status.FINISHED)
     short = sum(
@@ -223,7 +265,8 @@ def _raise_reason(*, study: Study, needed: int, missing: int, rejected: int) -> 
         causes.append(f"{rejected} answer{'s' if rejected != 1 else ''} rejected by quality control, not asked again")
     because = f" ({'; '.join(causes)})" if causes else ""
     return (
-        f"{missing} of {needed} answers of {study.batch} are still to collect after all {study.places} places were "
+        f"{missing} of {needed} answers of {', '.join(str(batch) for batch in batches)} are still to collect after "
+        f"all {study.places} places were "
         f"used{because}."
     )
 

@@ -36,7 +36,7 @@ def prolific_arrival(request: HttpRequest) -> HttpResponse:
         arrival_address_check(address=client_address(request))
     except TooBusy as busy:
         return _try_again(request, busy)
-    study = Study.objects.select_related("batch__topic__campaign").filter(study_id=study_id).first()
+    study = Study.objects.select_related("topic__campaign").filter(study_id=study_id).first()
     if study is None:
         return message_page(request, "Unknown study", "There is no such study here. Please return it on Prolific.", 404)
     try:

@@ -1,5 +1,6 @@
 """The Marketplace interface for Prolific: a session channel (crowd/marketplaces/sessions.py)
-whose batches open a study each and whose bonuses are paid through Prolific's API."""
+whose rounds open a study each (each batch adds its places to it) and whose bonuses are paid
+through Prolific's API."""
 
 from decimal import Decimal
 

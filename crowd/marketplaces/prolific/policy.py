@@ -24,7 +24,7 @@ from crowd.marketplaces.prolific.study_opening import (
     study_places,
 )
 from crowd.marketplaces.prolific.wire import CURRENCY_SYMBOLS, MIN_HOURLY
-from crowd.models import Study, WorkSession
+from crowd.models import Study, StudyBatch, WorkSession
 
 # Where the estimate behind the pay check is changed, as the refusal names it.
 SECONDS_FIELD = "Seconds per task (Prolific) on the campaign's Channel page"
@@ -69,16 +69,16 @@ class ProlificPolicy(ChannelPolicy):
         return completion_url(session.study) if session.study is not None else None
 
     def opening(self, *, batch: Batch) -> Opening:
-        """The places of the batch's study at the session reward (the study's own figures once
-        it exists, so a publish re-run commits what was opened)."""
-        study = Study.objects.filter(batch=batch).first()
-        if study is not None:
-            return Opening(places=study.places, reward=Decimal(study.reward_cents) / 100)
+        """The places the batch adds to its round's study, at the study's session reward (the
+        link's own figures once it exists, so a publish re-run commits what was opened; the open
+        study's reward once the round has one, as Prolific cannot change it after publishing)."""
+        link = StudyBatch.objects.select_related("study").filter(batch=batch).first()
+        if link is not None:
+            return Opening(places=link.places, reward=Decimal(link.study.reward_cents) / 100)
         campaign = batch.topic.campaign
-        return Opening(
-            places=study_places(batch, campaign.tasks_per_session),
-            reward=Decimal(session_reward_cents(campaign, batch.kind)) / 100,
-        )
+        study = Study.objects.open_for(topic=batch.topic, kind=batch.kind).first()
+        reward_cents = study.reward_cents if study is not None else session_reward_cents(campaign, batch.kind)
+        return Opening(places=study_places(batch, campaign.tasks_per_session), reward=Decimal(reward_cents) / 100)
 
     def https_required(self, environment: str) -> bool:
         return environment != "local"

@@ -27,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--channel",
             choices=Campaign.Channel.values,
-            help="Where workers come from: links (your own participants), prolific (a study per batch) or "
+            help="Where workers come from: links (your own participants), prolific (a study per round) or "
             f"mturk (HITs; {MTURK_CLOSED}). Sets the campaign's channel; fixed once something is published.",
         )
 

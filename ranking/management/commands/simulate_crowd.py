@@ -125,7 +125,9 @@ class Command(BaseCommand):
         return links_simulate(link_url=link_url, **crowd), link_url
 
     def _prolific(self, campaign, crowd, base, base_url) -> tuple[SimulationReport, str]:
-        studies = Study.objects.filter(batch__topic__campaign=campaign, batch__status=Batch.Status.PUBLISHED)
+        studies = (
+            Study.objects.of_campaign(campaign).filter(batch_links__batch__status=Batch.Status.PUBLISHED).distinct()
+        )
         study_ids = list(studies.exclude(study_id="").order_by("pk").values_list("study_id", flat=True))
         if not study_ids:
             raise CommandError(f"Campaign {campaign.slug!r} has no open study: publish a round first.")

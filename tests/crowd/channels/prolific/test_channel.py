@@ -60,7 +60,7 @@ def test_publishing_a_batch_creates_and_publishes_one_study(local_prolific):
     batch_publish(batch_id=batch.pk)
     batch_publish(batch_id=batch.pk)
 
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     remote = _client().studies_list()
     assert [s.internal_name for s in remote] == [study.internal_name]
     assert remote[0].status == "ACTIVE" and remote[0].total_available_places == study.places == 3
@@ -85,7 +85,7 @@ def test_the_campaigns_filters_go_with_every_study(local_prolific):
 
     batch_publish(batch_id=batch.pk)
 
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     assert RemoteStudy.objects.get(study_id=study.study_id).filters == filters  # as received over HTTP
 
 
@@ -97,7 +97,7 @@ def test_likert_and_ordering_studies_carry_their_own_name_and_description(local_
     batch_publish(batch_id=ordering.pk)
 
     def remote(batch):  # the study as Prolific's API returns it, over HTTP
-        study_id = Study.objects.get(batch=batch).study_id
+        study_id = Study.objects.of_batch(batch).get().study_id
         response = requests.get(
             f"{settings.PROLIFIC_API_URL}studies/{study_id}/", headers={"Authorization": f"Token {TOKEN}"}, timeout=30
         )
@@ -162,7 +162,7 @@ def test_a_throttled_study_creation_is_retried(local_prolific, waits):
 def test_a_session_ends_on_prolifics_completion_page_and_is_approved_after_review(local_prolific):
     batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     ann = _participant("ANN0000000000000000000001")
 
     done, last = _take_study(local_prolific, ann, study.study_id)
@@ -188,7 +188,7 @@ def test_a_session_ends_on_prolifics_completion_page_and_is_approved_after_revie
 def test_the_completion_code_appears_only_after_the_last_task(local_prolific):
     batch = prolific_batch(tasks_per_session=3)
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     bob = _participant("BOB0000000000000000000001")
     url = local_prolific_starter(local_prolific)(bob.http, study.study_id, bob.worker.worker_id)
     pages = []
@@ -211,7 +211,7 @@ def test_the_completion_code_appears_only_after_the_last_task(local_prolific):
 def test_a_session_whose_answers_are_all_rejected_is_rejected_at_prolific_with_the_reason(local_prolific):
     batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     _take_study(local_prolific, _participant("EVE0000000000000000000001"), study.study_id)
     channels_sync()
     for answer in Assignment.objects.all():
@@ -228,7 +228,7 @@ def test_a_session_whose_answers_are_all_rejected_is_rejected_at_prolific_with_t
 def test_a_bonus_is_paid_through_prolific(local_prolific):
     batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     _take_study(local_prolific, _participant("ANN0000000000000000000001"), study.study_id)
     channels_sync()
     answer = Assignment.objects.first()
@@ -245,7 +245,7 @@ def test_a_bonus_is_paid_through_prolific(local_prolific):
 def test_a_returned_submission_frees_the_task_in_hand(local_prolific):
     batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     cyd = _participant("CYD0000000000000000000001")
     start = requests.post(
         f"{local_prolific}/localprolific/_control/studies/{study.study_id}/participants",

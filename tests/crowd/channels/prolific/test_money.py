@@ -60,7 +60,7 @@ def test_a_study_is_booked_per_submission_as_the_local_endpoint_charges(local_pr
     batch = prolific_batch()
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     charges = _charges(local_prolific, study)
     assert (charges["reward"], charges["fee"]) == (D("0.30"), D("0.13"))
     assert _totals(campaign)["committed"] == charges["funded"] == D("1.29")

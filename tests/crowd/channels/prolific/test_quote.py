@@ -66,7 +66,7 @@ def test_sessions_are_sized_so_the_places_give_every_answer(local_prolific):
     and spread, four sessions do five tasks and the fifth the one answer left."""
     batch = prolific_batch(propositions=35, tasks_per_session=5, assignments=3)
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     assert study.places == 5
     done = [_session(local_prolific, study, f"P{n:024d}") for n in range(5)]
     assert done == [5, 5, 5, 5, 1]
@@ -105,7 +105,7 @@ def test_more_places_wait_for_the_owners_recorded_yes(local_prolific, monkeypatc
     batch = prolific_batch(owner=owner)
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     quote = _committed(campaign)
     assert quote == _charges(local_prolific, study)["funded"] == D("1.29")
     starve_after_one_task(monkeypatch, f"CAT{0:021d}")
@@ -152,7 +152,7 @@ def test_a_rejected_answer_asks_for_no_place(local_prolific):
     batch = prolific_batch()
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     for name in ("ANN", "BOB", "CAT"):
         _session(local_prolific, study, f"{name}{0:021d}")
     channels_sync()
@@ -169,7 +169,7 @@ def test_reviewed_submissions_are_approved_in_one_bulk_call(local_prolific):
     batch = prolific_batch()
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     for name in ("ANN", "BOB"):
         _session(local_prolific, study, f"{name}{0:021d}")
     channels_sync()
@@ -193,7 +193,7 @@ def test_a_partially_approved_submission_is_decided_and_booked_as_paid(local_pro
     batch = prolific_batch()
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     _session(local_prolific, study, f"ANN{0:021d}")
     channels_sync()
     session = WorkSession.objects.get(study=study)
@@ -212,7 +212,7 @@ def test_a_partially_approved_submission_is_decided_and_booked_as_paid(local_pro
 def test_bulk_approval_at_the_endpoint_is_all_or_nothing(local_prolific, client_factory):
     batch = prolific_batch()
     batch_publish(batch_id=batch.pk)
-    study = Study.objects.get(batch=batch)
+    study = Study.objects.of_batch(batch).get()
     _session(local_prolific, study, f"ANN{0:021d}")
     channels_sync()
     waiting = WorkSession.objects.get(study=study).submission_id
