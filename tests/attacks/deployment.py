@@ -314,7 +314,8 @@ def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Ite
 
 
 def _wait_until_serving(site: Production) -> None:
-    deadline = time.monotonic() + 60
+    # A worker's first request imports the views: past a minute on a 2-core machine at load 25.
+    deadline = time.monotonic() + 180
     last = ""
     while True:
         try:
