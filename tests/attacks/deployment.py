@@ -26,6 +26,7 @@ import redis
 import requests
 import urllib3
 from django.db import connection
+from requests.adapters import HTTPAdapter
 
 from config import security
 from tests.conftest import CI
@@ -53,6 +54,14 @@ DEPLOYMENT_VARIABLES = (
     "TRUSTED_PROXY_HOPS",
     "MTURK_ENVIRONMENT",
 )
+
+# Failed logins in the replay: LOGIN_FAILURES_PER_USERNAME a window of LOGIN_FAILURE_WINDOW_SECONDS
+# (10 in 900 s by default). The window is short enough that a test sees a throttled login
+# accepted once it has passed; the failures are few because each wrong password costs a million
+# PBKDF2 iterations (Django hardens a wrong guess's time even against a cheaper stored hash),
+# seconds on a loaded machine, and a flood and the right password must fit in one window.
+LOGIN_WINDOW_SECONDS = 20
+LOGIN_FAILURES = 3
 
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # the throw-away certificate
 
@@ -184,10 +193,12 @@ class Production:
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 
-    def session(self) -> requests.Session:
+    def session(self, address: str = "127.0.0.1") -> requests.Session:
         """A browser of this site: its certificate is the run's own, and it sends a Referer as
-        browsers do (Django's CSRF check wants one on HTTPS)."""
-        http = trusting(requests.Session())
+        browsers do (Django's CSRF check wants one on HTTPS). It connects to nginx from
+        `address`, a loopback address (all of 127.0.0.0/8 is this machine's on Linux): nginx
+        appends that address to X-Forwarded-For, so the app sees one client per address."""
+        http = from_address(trusting(requests.Session()), address)
         http.headers["Referer"] = f"{self.url}/"
         return http
 
@@ -211,6 +222,24 @@ def trusting(http: requests.Session) -> requests.Session:
     lets REQUESTS_CA_BUNDLE in the environment override a session's `verify`."""
     http.verify = False
     http.trust_env = False
+    return http
+
+
+class _SourceAddressAdapter(HTTPAdapter):
+    def __init__(self, address: str):
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs):
+        kwargs["source_address"] = (self.address, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+def from_address(http: requests.Session, address: str) -> requests.Session:
+    """A session whose connections leave from `address`."""
+    adapter = _SourceAddressAdapter(address)
+    http.mount("https://", adapter)
+    http.mount("http://", adapter)
     return http
 
 
@@ -252,6 +281,8 @@ def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Ite
                 # Every client of the replay reaches nginx from 127.0.0.1: room for F2's 20 invented
                 # arrivals and its genuine participant (the limit itself: test_prolific_participants).
                 PROLIFIC_ARRIVALS_PER_ADDRESS="30",
+                LOGIN_FAILURE_WINDOW_SECONDS=str(LOGIN_WINDOW_SECONDS),
+                LOGIN_FAILURES_PER_USERNAME=str(LOGIN_FAILURES),
                 **overrides,
             )
             env.pop("CI", None)
@@ -283,7 +314,8 @@ def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Ite
 
 
 def _wait_until_serving(site: Production) -> None:
-    deadline = time.monotonic() + 60
+    # A worker's first request imports the views: past a minute on a 2-core machine at load 25.
+    deadline = time.monotonic() + 180
     last = ""
     while True:
         try:
@@ -308,10 +340,11 @@ def _cache_url(redis_url: str) -> str:
     return url
 
 
-def window_fresh(needed_seconds: float = 25) -> None:
-    """The limits count per minute window: wait for a new one if this one ends too soon for a
-    flood to fit in it (the production server's clock cannot be held still)."""
-    left = security.WINDOW_SECONDS - time.time() % security.WINDOW_SECONDS
+def window_fresh(needed_seconds: float = 25, *, window: int = security.WINDOW_SECONDS) -> None:
+    """The limits count in fixed windows (a minute; the replay's LOGIN_WINDOW_SECONDS for failed
+    logins): wait for a new one if this one ends too soon for a flood to fit in it (the
+    production server's clock cannot be held still)."""
+    left = window - time.time() % window
     if left < needed_seconds:
         time.sleep(left + 0.5)
 
