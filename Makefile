@@ -53,10 +53,11 @@ lint: venv
 	@$(PY) -c 'import tomllib; c = {k["id"]: k for k in tomllib.load(open("pyproject.toml", "rb"))["tool"]["importlinter"]["contracts"]}; print("layers contract:", len(c["layers"].get("ignore_imports", [])), "exempted import lines (target: 6 at most)")'
 
 ## make test: lint, then services on loopback (PostgreSQL, Redis), Chromium, nginx and the whole
-## suite but the tests marked `slow` (whole demos on the closed or paid channels, the load
-## run: `make bench` runs them), in TEST_RUNNERS pytest-xdist runners (at most 2: each has its
-## own test database and Redis databases; TEST_RUNNERS=0 runs in one process).
-TEST_RUNNERS ?= 2
+## suite but the tests marked `slow` (whole demos of a campaign, the load run, the 200 MB import:
+## `make bench` runs them), in TEST_RUNNERS pytest-xdist runners (at most 4: each has its own
+## test database and 8 of Redis's 32 databases; TEST_RUNNERS=0 runs in one process). Three on
+## two cores: much of a runner's time is spent waiting for the services, browsers and workers it starts.
+TEST_RUNNERS ?= 3
 
 test: venv lint
 	$(PY) -m tests.services ensure

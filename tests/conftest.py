@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from tests.factories import CampaignFactory
-from tests.services import REDIS_DATABASES_PER_RUNNER, free_port, redis_database
+from tests.services import REDIS_DATABASES, REDIS_DATABASES_PER_RUNNER, free_port, redis_database
 
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -42,8 +42,8 @@ def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     runner = os.environ.get("PYTEST_XDIST_WORKER", "")
     if runner.startswith("gw") and os.environ.get("SALIENCE_TEST_REDIS_URL"):
-        if int(runner[2:]) >= 16 // REDIS_DATABASES_PER_RUNNER:
-            raise pytest.UsageError(f"At most {16 // REDIS_DATABASES_PER_RUNNER} runners share one Redis (-n 2).")
+        if int(runner[2:]) >= REDIS_DATABASES // REDIS_DATABASES_PER_RUNNER:
+            raise pytest.UsageError(f"At most {REDIS_DATABASES // REDIS_DATABASES_PER_RUNNER} runners share one Redis.")
         os.environ["SALIENCE_TEST_REDIS_URL"] = redis_database(
             os.environ["SALIENCE_TEST_REDIS_URL"], REDIS_DATABASES_PER_RUNNER * int(runner[2:])
         )

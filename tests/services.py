@@ -216,6 +216,7 @@ def fresh_database(server_url: str, name: str) -> str:
 
 
 REDIS_DATABASES_PER_RUNNER = 8  # each pytest-xdist runner has databases 8·n … 8·n+7 of the one Redis
+REDIS_DATABASES = 32  # so up to 4 runners share the one Redis
 
 
 def redis_database(url: str, number: int) -> str:
@@ -228,7 +229,10 @@ def redis_database(url: str, number: int) -> str:
 
 def redis_options(port: int, workdir: Path) -> list[str]:
     """redis-server's options for a throw-away server: loopback only, nothing kept, files in workdir."""
-    return ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)]
+    return [
+        *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)),
+        *("--databases", str(REDIS_DATABASES)),
+    ]
 
 
 @contextmanager

@@ -214,7 +214,7 @@ def test_install_sh_into_a_root_then_its_units_serve_a_participant_through_nginx
         )
         # The Redis of this run, as the admin fills it in; the rest is what install.sh wrote.
         env = _environment(
-            root, env_file, CELERY_BROKER_URL=redis_database(redis_url, 7), CACHE_URL=redis_database(redis_url, 8)
+            root, env_file, CELERY_BROKER_URL=redis_database(redis_url, 6), CACHE_URL=redis_database(redis_url, 7)
         )
         assert env["SITE_URL"] == site_url and env["ALLOWED_HOSTS"] == "127.0.0.1" and len(env["SECRET_KEY"]) >= 50
         assert env["SALIENCE_ENV"] == "production" and "DEBUG" not in env

@@ -45,6 +45,7 @@ def _check_ranking(output):
     return campaign
 
 
+@pytest.mark.slow  # 45 s quiet; the links flow's pages, sessions and loop have their own tests in the suite
 @pytest.mark.e2e
 def test_quick_demo_on_participant_links(transactional_db, capsys):
     output = _run("links", capsys)
