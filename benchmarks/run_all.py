@@ -92,8 +92,8 @@ BENCHES = [
         "sync",
         "benchmarks/sync_bench.py",
         [],
-        ["--hits", "120", "--baseline-hits", "20", "--workers", "0,1"],
-        "10,620 HITs × 5 (verify pass alone, with 1 and 2 Celery processes); old path and approval on 200",
+        ["--hits", "120", "--approve-hits", "20", "--workers", "0,1"],
+        "10,620 HITs × 5 (verify pass alone, with 1 and 2 Celery processes); approval pass on 200 (the old path: issue 17's recorded figures, not re-run)",
         timeout=7200,
     ),
     Bench(
@@ -115,7 +115,7 @@ BENCHES = [
     Bench(
         "load",
         "benchmarks/load/run.py",
-        ["--repeat", "3"],
+        ["--repeat", "3", "--timeout", "900"],
         ["--submissions", "200", "--workers", "20"],
         "50 workers, 2,000 submissions, 3 runs (median)",
     ),
