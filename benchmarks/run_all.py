@@ -215,10 +215,14 @@ def _last_json(lines: list[str]) -> dict | None:
 
 
 def _summary(lines: list[str], keep: tuple[str, ...]) -> list[str]:
-    """The lines that carry a benchmark's verdicts: targets met or missed, and its own `keep`."""
-    words = ("met", "MISSED", "yes", "no ", "target", "median", "baseline", *keep)
-    chosen = [line.strip() for line in lines if not line.startswith("{") and any(w in line for w in words)]
-    return chosen[-12:]
+    """The lines that carry a benchmark's figures: its verdicts (targets met or missed), the
+    lines starting with one of its `keep`, and the last lines it printed (each ends with its
+    table), at most 16, in order, without its JSON line."""
+    text = [line.rstrip() for line in lines if line.strip() and not line.startswith("{")]
+    verdicts = {index for index, line in enumerate(text) if any(word in line for word in (" met", "MISSED"))}
+    kept = {index for index, line in enumerate(text) if keep and line.strip().startswith(keep)}
+    tail = set(range(max(0, len(text) - 8), len(text)))
+    return [text[index].strip() for index in sorted(verdicts | kept | tail)][-16:]
 
 
 def _table(rows: list[dict], *, commit: str, quick: bool) -> str:
