@@ -73,8 +73,9 @@ bench: venv
 
 ## make bench-figures: every benchmark, one after another, at the sizes the issues name
 ## (benchmarks/run_all.py: each prints ours beside its baseline; the load before and after each,
-## the commit, one markdown table and the JSON lines go to var/bench/<date>-<commit>/; 2-3 hours
-## on 2 quiet cores). BENCH_ARGS=--quick checks that each still runs (small sizes, ~20 minutes).
+## the commit, one markdown table and the JSON lines go to var/bench/<date>-<commit>/; ~1.5 hours
+## on 2 quiet cores, import and e2e reduced: BENCH_ARGS=--full runs their issue sizes too).
+## BENCH_ARGS=--quick checks that each still runs (small sizes, ~30 minutes).
 bench-figures: venv
 	$(PY) -m tests.services run -- $(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
