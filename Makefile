@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo serve test lint venv test-fast bench clean
+.PHONY: demo serve test lint venv test-fast bench bench-figures clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,11 +67,18 @@ test: venv lint
 test-fast: venv
 	$(PY) -m pytest -m "not browser and not e2e" $(PYTEST_ARGS)
 
-## make bench: the tests marked `slow`, then every benchmark (each prints ours beside its baseline
-## and ends with one JSON line).
+## make bench: the tests marked `slow`, then every benchmark at the issues' sizes (make bench-figures).
 bench: venv
 	$(PY) -m tests.services run -- $(PY) -m pytest -m slow $(PYTEST_ARGS)
-	$(PY) -m tests.services run -- sh -c 'for b in benchmarks/*_bench.py benchmarks/load/run.py; do $(PY) $$b $$( [ $$b = benchmarks/load/run.py ] && echo --repeat 3 ) || exit 1; done'
+	$(MAKE) bench-figures
+
+## make bench-figures: every benchmark, one after another, at the sizes the issues name
+## (benchmarks/run_all.py: each prints ours beside its baseline; the load before and after each,
+## the commit, one markdown table and the JSON lines go to var/bench/<date>-<commit>/; ~1.5 hours
+## on 2 quiet cores, import and e2e reduced: BENCH_ARGS=--full runs their issue sizes too).
+## BENCH_ARGS=--quick checks that each still runs (small sizes, ~30 minutes).
+bench-figures: venv
+	$(PY) -m tests.services run -- $(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf var staticfiles .pytest_cache

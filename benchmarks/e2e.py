@@ -137,7 +137,7 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
     from annotation.campaigns import campaign_create
     from annotation.importing.importers import propositions_import
     from annotation.models import Campaign
-    from crowd.work.publishing import topic_publish
+    from crowd.work.rounds import topic_publish
 
     stages: dict[str, float] = {}
     owner = get_user_model().objects.create_user("owner", password="owner-password")

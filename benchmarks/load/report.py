@@ -1,5 +1,7 @@
 """The printed table: latency and throughput beside the trivial view, targets, correctness."""
 
+import dataclasses
+import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ def latency_row(name: str, values: list[float], seconds: float) -> str:
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Figures:
     """What a run's summary keeps (run.py --repeat)."""
 
@@ -50,6 +52,13 @@ class Figures:
     p99_submit_ms: float
     answers_per_second: float
     trivial_per_second: float
+    page_share: float = float("nan")  # HIT pages per second / trivial requests per second
+    both_share: float = float("nan")  # whole submissions (page + answer) per second / trivial requests per second
+    cpu_ms: dict | None = (
+        None  # CPU ms per request: {"trivial"|"page"|"answer": {"client"|"gunicorn"|"PostgreSQL": ms}}
+    )
+    load_before: float = float("nan")  # 1-minute load average before and after the run
+    load_after: float = float("nan")
 
 
 def report_print(
@@ -108,7 +117,16 @@ def report_print(
             print(f"    {check.detail}")
     correct = all(check.ok for check in checks)
     print("correct: every answer stored once, as sent" if correct else "INCORRECT: see the failed checks above")
-    return Figures(correct, share, p99, submission_rate, trivial_rate)
+    cpu = {
+        name: _cpu_ms(load, count)
+        for name, load, count in (
+            ("trivial", trivial, len(trivial.record.latencies["trivial"])),
+            ("page", page, len(pages)),
+            ("answer", submit, len(posts)),
+        )
+    }
+    both_share = submissions / both / trivial_rate
+    return Figures(correct, share, p99, submission_rate, trivial_rate, page_share, both_share, cpu)
 
 
 def repeats_print(figures: list[Figures]) -> None:
@@ -136,7 +154,35 @@ def repeats_print(figures: list[Figures]) -> None:
         + "; trivial/s: "
         + ", ".join(f"{f.trivial_per_second:.0f}" for f in figures)
     )
+    print(
+        "  page and answer together / trivial: "
+        + ", ".join(f"{f.both_share:.0%}" for f in figures)
+        + f"; median {statistics.median(f.both_share for f in figures):.0%}; the page alone: "
+        + ", ".join(f"{f.page_share:.0%}" for f in figures)
+        + f"; median {statistics.median(f.page_share for f in figures):.0%}"
+    )
+    print(
+        "  load average (1 min) before → after each run: "
+        + ", ".join(f"{f.load_before:.1f} → {f.load_after:.1f}" for f in figures)
+    )
     print("  correct in every run" if all(f.correct for f in figures) else "  INCORRECT in some run: see above")
+    print(
+        json.dumps(
+            {
+                "runs": [dataclasses.asdict(f) for f in figures],
+                "median_share": statistics.median(shares),
+                "median_p99_submit_ms": statistics.median(p99s),
+                "median_both_share": statistics.median(f.both_share for f in figures),
+                "median_page_share": statistics.median(f.page_share for f in figures),
+                "targets": {"share": THROUGHPUT_SHARE, "p99_submit_ms": P99_SUBMIT_MS},
+            }
+        )
+    )
+
+
+def _cpu_ms(load: Load, count: int) -> dict:
+    shares = [("client", load.client_cpu), ("gunicorn", load.server_cpu), ("PostgreSQL", load.database_cpu)]
+    return {name: round(1000 * seconds / count, 2) for name, seconds in shares if seconds == seconds and count}
 
 
 def _cpu(load: Load, count: int) -> str:

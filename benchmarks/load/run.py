@@ -243,8 +243,12 @@ def run(args: argparse.Namespace, progress: RunProgress) -> int:
         )
         if any(failure.status >= 500 for failure in failures):
             print(f"\ngunicorn's log, last lines ({server.log}):\n{server.log_tail()}")
+        figures.load_before, figures.load_after = load_before[0], os.getloadavg()[0]
+        print(f"load average (1 min): {figures.load_before:.2f} before the run, {figures.load_after:.2f} after")
         if args.summary:
             args.summary.write_text(json.dumps(dataclasses.asdict(figures)))
+        else:
+            print(json.dumps(dataclasses.asdict(figures)))
         return 0 if figures.correct else 1
 
 

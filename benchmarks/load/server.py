@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-READY_TIMEOUT = 60  # seconds for the workers to import Django and answer
+READY_TIMEOUT = 180  # seconds for the workers to import Django and answer (a busy shared machine takes over 60)
 
 
 class ServerError(RuntimeError):

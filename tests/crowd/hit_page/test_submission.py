@@ -397,3 +397,45 @@ def test_the_created_assignment_is_the_stored_one():
     assert stored.status == Assignment.Status.SUBMITTED and stored.reject_reason == "" and stored.reviewed_at is None
     result.assignment.save(update_fields=["verification"])  # as assignment sync does
     assert Assignment.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_one_statement_sends_what_the_orm_would_send():
+    # store._db_values hands some values to the driver without the ORM's conversion
+    # (store._as_is): each one must be what get_db_prep_save itself returns, the rest must go
+    # through it (JSON, choices' enum members, naive datetimes).
+    from crowd.hit_page import store
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the one statement is PostgreSQL's (make test)")
+    worker = Worker(channel="mturk", external_id="WORKER1")
+    assignment = Assignment(
+        task_id=7,
+        hit_id=None,
+        assignment_id="ASG1",
+        verification=Assignment.Verification.PENDING,
+        answer={"ratings": [[1, 5]]},
+        untouched=False,
+        shown_order=[1],
+        accepted_at=timezone.now() - timedelta(minutes=1),
+        submitted_at=timezone.now(),
+        time_on_task_ms=60_000,
+    )
+    as_is = set()
+    for instance, fields in (
+        (worker, store._insert_fields(Worker)),
+        (assignment, store._insert_fields(Assignment, skip="worker_id")),
+    ):
+        sent = store._db_values(instance, fields)
+        for field, value in zip(fields, sent, strict=True):
+            expected = field.get_db_prep_save(getattr(instance, field.attname), connection)
+            if store._as_is(field, getattr(instance, field.attname)):
+                as_is.add(field.attname)
+                assert type(value) is type(expected) and value == expected, field.attname
+            else:
+                assert type(value) is type(expected), field.attname
+    # The conversions skipped: the ids, texts, numbers, flags and aware times of an answer.
+    assert {"external_id", "created_at", "task_id", "hit_id", "assignment_id", "submitted_at"} <= as_is
+    assert not {"answer", "shown_order", "verification"} & as_is
+    naive = timezone.now().replace(tzinfo=None)
+    assert not store._as_is(Assignment._meta.get_field("submitted_at"), naive)
