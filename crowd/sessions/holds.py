@@ -56,6 +56,7 @@ from crowd.models import (
     WorkSession,
     session_confirmed,
 )
+from crowd.work.events import task_answered
 
 Verification = Assignment.Verification
 # A submitted hold that was released: its session was withdrawn, its answer counts nowhere.
@@ -484,6 +485,7 @@ def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | Non
                 session_finish(session, now=now)
     if refused:  # after the commit: the release and the refusal stay
         raise ConsentRequired(CONSENT_CHANGED_ANSWER)
+    task_answered(task_id=hold.task_id)  # confirmed on its hold: it may complete its batch
     return hold
 
 
