@@ -58,13 +58,15 @@ def batch_full_heard(batch_id: int) -> None:
         logger.warning("batch %s: step request not handed to a worker (%s): the next pass takes it", batch_id, error)
 
 
-@shared_task(bind=True, max_retries=FOLLOW_UPS, acks_late=True)
+@shared_task(bind=True, max_retries=FOLLOW_UPS + 1, acks_late=True)
 def step_requested(self) -> dict:
     """The event path (ranking.workflow.step_requests_run): the due step requests confirmed
     and their topics stepped, then this task again when the earliest request left is due. A
     pass running: the same again in FOLLOW_UP_SECONDS (the pass takes what is due before it
     lets go). Safe to run twice: a request is taken once, under the loop's lock."""
     report = step_requests_run()
+    if report is None and self.request.retries >= FOLLOW_UPS:  # a long pass: it takes them as it ends
+        return {"skipped": "a pass is still running: it takes the requests due before it lets go"}
     if report is None:
         raise self.retry(countdown=FOLLOW_UP_SECONDS)
     if report.next_due is not None:
