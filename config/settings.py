@@ -205,6 +205,9 @@ SYNC_INTERVAL_SECONDS = env.int("SYNC_INTERVAL_SECONDS", default=60)
 MARKETPLACE_CALLS_PER_PROCESS = env.int("MARKETPLACE_CALLS_PER_PROCESS", default=4)
 if MARKETPLACE_CALLS_PER_PROCESS < 1:
     raise ImproperlyConfigured("MARKETPLACE_CALLS_PER_PROCESS must be at least 1.")
+# The event path (ranking/workflow.py): a batch's last answer asks for its topic's step this
+# many seconds later, so a burst of answers makes one request; beat above is the safety net.
+STEP_EVENT_DEBOUNCE_SECONDS = env.float("STEP_EVENT_DEBOUNCE_SECONDS", default=1.0)
 CELERY_BEAT_SCHEDULE = {
     # One pass of the campaign loop (ranking/workflow.py): sync, QC, advance, publish, finish.
     # A message older than one interval is dropped: the next one is on its way.

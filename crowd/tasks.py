@@ -4,12 +4,13 @@ Transient marketplace failures (throttling, service faults, no connection) that 
 botocore's own retries are retried here with exponential backoff and jitter; everything a
 run committed before the failure stays, and the next run continues from there.
 
-The product enqueues three kinds of task: the beat's pass of the loop (ranking.tasks.run_loop)
-and the chunks that pass shares — of its sync (`sync_chunk`) and of what it publishes
-(`publish_chunk`) — through `chunks_dispatch`, which the Celery task module hands to the loop.
-The other tasks here are enqueued by nothing in the product: each is one step of the loop's
-own path (sync, publish, expire, quality control for a campaign), kept for admins
-(`celery call`) and for messages already queued.
+The product enqueues four kinds of task: the beat's pass of the loop (ranking.tasks.run_loop),
+the chunks that pass shares — of its sync (`sync_chunk`) and of what it publishes
+(`publish_chunk`) — through `chunks_dispatch`, which the Celery task module hands to the loop,
+and the loop's event path (ranking.tasks.step_requested, enqueued by the loop's owner when
+crowd.work.events reports a batch that may be complete). The other tasks here are enqueued by
+nothing in the product: each is one step of the loop's own path (sync, publish, expire,
+quality control for a campaign), kept for admins (`celery call`) and for messages already queued.
 """
 
 import logging

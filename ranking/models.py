@@ -53,3 +53,16 @@ class PairBudgetExtension(models.Model):
 
     class Meta:
         ordering = ["topic", "created_at"]
+
+
+class StepRequest(models.Model):
+    """A topic whose current batch may hold every answer it needs (crowd.work.events): the
+    event path (ranking.workflow.step_requests_run) confirms the batch's answers with their
+    channel once `due_at` has come, steps the topic if they count, and deletes the request;
+    one per topic, so a burst of answers asks for one step. A pass of the loop takes what is
+    due before it lets go of its lock, so a request made while a pass runs is not lost."""
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, primary_key=True, related_name="step_request")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    due_at = models.DateTimeField()  # debounced; pushed back while the channel has not confirmed
+    attempts = models.PositiveSmallIntegerField(default=0)  # confirmations tried so far

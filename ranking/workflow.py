@@ -8,7 +8,10 @@ One pass (`loop_run`, the Celery beat task `ranking.tasks.run_loop`):
                 workers, and the pass waits for them (crowd.work.chunks), so adding workers
                 shortens it; without one the pass does every chunk itself
     QC          once per campaign that had news or has a topic ready to move
-                (crowd.qc.worker_quality.campaign_quality_refresh), outside any topic's lock
+                (crowd.qc.worker_quality.campaign_quality_refresh), outside any topic's lock;
+                its Likert part current only when a topic's Likert round is to be scored,
+                else kept while Likert labels stream in until they double (a round's QC work
+                linear in its labels: crowd.qc.likert_part)
     advance     each waiting topic of an active campaign, one step, with that QC result
                 (ranking.pipeline.topic_advance)
     publish     the batch a step chose, after the step committed (crowd.work.publishing),
@@ -24,6 +27,27 @@ are logged per topic and healed by the next pass: a batch chosen but not publish
 One pass runs at a time (`loop_run_exclusive`): a PostgreSQL advisory lock held by the pass's
 own connection, so it is released when its holder dies; a pass that finds it held is skipped
 with one log line, and beat's messages expire after one interval, so the queue cannot grow.
+
+The event path: a step within seconds of a batch's last answer, not at the next beat.
+
+    report      crowd.work.events tells this module's listener (`step_request_record`, from
+                ranking.tasks, registered in ranking.apps) that a batch may hold every answer
+                it needs: the HIT page stored the answer that filled it, or a session counted
+                one. One StepRequest per topic, due STEP_EVENT_DEBOUNCE_SECONDS later; only a
+                new request enqueues the task (ranking.tasks.step_requested, after commit),
+                so a burst of answers for one batch asks for one step
+    confirm     under the loop's lock (`step_requests_run`), for each due request: the batch's
+                answers confirmed with their channel, that batch alone
+                (crowd.channels.registry.batch_sync_report: its HITs with a pending answer)
+    step        if the topic is now ready (ranking.pipeline.topic_ready: its answers count),
+                QC once per campaign, `topic_step` (publish, expire) and campaigns finished,
+                exactly as a pass does; an answer its channel has not confirmed yet (a worker
+                between our page and MTurk's submit) pushes the request back
+                (CONFIRM_RETRY_SECONDS) and, those tries spent, drops it; so does a batch
+                that was not full after all (a forged answer refused): no step
+    one owner   a request that finds a pass running waits: the pass takes every due request
+                before it lets go of the lock (`loop_run_exclusive`), and the task tries again
+                a little later; beat's pass remains the net for whatever an event missed.
 """
 
 import functools
@@ -32,20 +56,25 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import connection
+from django.db.models import Min
+from django.utils import timezone
 
 from annotation.campaigns import campaign_finish
 from annotation.models import Batch, Campaign, Topic
 from config.errors import ApplicationError
-from crowd.channels.registry import channels_sync_report
+from crowd.channels.registry import batch_sync_report, channels_sync_report
+from crowd.models import Assignment
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.work.chunks import Dispatch
 from crowd.work.expiry import batch_expire
 from crowd.work.ledger import BudgetExceeded
 from crowd.work.publishing import PublishResult, batch_publish
 from crowd.work.rounds import topic_publish
+from ranking.models import StepRequest
 from ranking.pipeline import Step, topic_advance, topic_ready, topic_start
 
 logger = logging.getLogger(__name__)
@@ -54,6 +83,9 @@ Publish = Callable[[int, bool], object]
 # pg_try_advisory_lock's key for "a pass of the loop is running" (any bigint unique to it).
 LOOP_LOCK_KEY = 0x5A11E7CE
 WAITING = (Topic.State.LIKERT, Topic.State.COMPARISONS)
+# How long the event path waits for a channel to confirm a batch's last answers, try by try
+# (a worker posts to our page first, then to MTurk): then the request is dropped and beat heals.
+CONFIRM_RETRY_SECONDS = (1, 2, 4, 8, 15, 30)
 
 
 @dataclass
@@ -119,7 +151,7 @@ def loop_run(
         ready = [topic_id for topic_id in topic_ids if topic_ready(topic_id=topic_id)]
         if campaign_id not in synced.campaign_ids and not ready:
             continue
-        excluded = campaign_quality_refresh(campaign_id=campaign_id)
+        excluded = campaign_quality_refresh(campaign_id=campaign_id, likert_current=_scores_likert(ready))
         report.quality_runs.append(campaign_id)
         for topic_id in ready:
             try:
@@ -134,6 +166,12 @@ def loop_run(
             report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
     report.finished = campaigns_finish()
     return report
+
+
+def _scores_likert(topic_ids: list[int]) -> bool:
+    """Whether one of the topics is to have its Likert round scored: its means leave out who
+    quality control excludes, so the Likert part must be current (crowd.qc.likert_part)."""
+    return Topic.objects.filter(pk__in=topic_ids, state=Topic.State.LIKERT).exists()
 
 
 @contextmanager
@@ -156,12 +194,97 @@ def loop_lock() -> Iterator[bool]:
 
 
 def loop_run_exclusive(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> LoopReport | None:
-    """`loop_run`, unless another pass holds the loop's lock: then nothing, and one log line."""
+    """`loop_run`, unless another pass holds the loop's lock: then nothing, and one log line.
+    Before it lets go of the lock, the pass takes the step requests that came due meanwhile
+    (their events found it running)."""
     with loop_lock() as held:
         if not held:
             logger.info("a pass of the loop is still running: this one is skipped")
             return None
-        return loop_run(now=now, dispatch=dispatch)
+        report = loop_run(now=now, dispatch=dispatch)
+        events = step_requests_take()
+        report.steps += events.steps
+        report.errors += events.errors
+        return report
+
+
+# ---- The event path ------------------------------------------------------------------------
+
+
+@dataclass
+class EventReport:
+    steps: list[dict] = field(default_factory=list)
+    quality_runs: list[int] = field(default_factory=list)
+    waiting: list[int] = field(default_factory=list)  # topics whose answers their channel has not confirmed yet
+    dropped: list[int] = field(default_factory=list)  # topics whose request ended without a step
+    errors: list[str] = field(default_factory=list)
+    next_due: datetime | None = None  # the earliest request left
+
+
+def step_request_record(*, batch_id: int) -> bool:
+    """crowd.work.events reported that the batch may hold every answer it needs: request its
+    topic's step, due after the debounce. True when the request is new (the caller enqueues
+    the event task after commit); False when one is waiting already, which covers this one."""
+    topic_id = Batch.objects.values_list("topic_id", flat=True).get(pk=batch_id)
+    due = timezone.now() + timedelta(seconds=settings.STEP_EVENT_DEBOUNCE_SECONDS)
+    _request, created = StepRequest.objects.get_or_create(topic_id=topic_id, defaults={"due_at": due})
+    return created
+
+
+def step_requests_run(*, publish: Publish | None = None) -> EventReport | None:
+    """The event path's turn (ranking.tasks.step_requested): under the loop's lock, every due
+    step request taken (`step_requests_take`); None when a pass or another event holds it."""
+    with loop_lock() as held:
+        if not held:
+            return None
+        return step_requests_take(publish=publish)
+
+
+def step_requests_take(*, publish: Publish | None = None) -> EventReport:
+    """With the loop's lock held: for each due request, its topic's current batch confirmed
+    with its channel, then the topic stepped if it is ready; see the module docstring."""
+    report = EventReport()
+    now = timezone.now()
+    excluded: dict[int, set[int]] = {}
+    for request in StepRequest.objects.filter(due_at__lte=now).select_related("topic").order_by("due_at"):
+        topic = request.topic
+        batch = topic.batches.filter(status=Batch.Status.PUBLISHED).order_by("-number", "-pk").first()
+        if batch is not None:
+            batch_sync_report(batch_id=batch.pk, now=now)
+        if topic_ready(topic_id=topic.pk):
+            request.delete()
+            if topic.campaign_id not in excluded or topic.state == Topic.State.LIKERT:
+                excluded[topic.campaign_id] = campaign_quality_refresh(
+                    campaign_id=topic.campaign_id, likert_current=topic.state == Topic.State.LIKERT
+                )
+                report.quality_runs.append(topic.campaign_id)
+            _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
+        elif batch is not None and request.attempts < len(CONFIRM_RETRY_SECONDS) and _pending(batch.pk):
+            request.due_at = now + timedelta(seconds=CONFIRM_RETRY_SECONDS[request.attempts])
+            request.attempts += 1
+            request.save(update_fields=["due_at", "attempts"])
+            report.waiting.append(topic.pk)
+        else:
+            request.delete()
+            report.dropped.append(topic.pk)
+    if report.steps:
+        campaigns_finish()
+    report.next_due = StepRequest.objects.aggregate(due=Min("due_at"))["due"]
+    return report
+
+
+def _pending(batch_id: int) -> bool:
+    return Assignment.objects.pending().filter(task__batch_id=batch_id).exists()
+
+
+def _event_step(report: EventReport, topic_id: int, excluded: set[int], publish: Publish | None) -> None:
+    try:
+        step = topic_step(topic_id=topic_id, excluded=excluded, publish=publish)
+    except ApplicationError as error:  # a held budget included: the batch says why; beat tries again
+        logger.error("topic %s: %s", topic_id, error.message)
+        report.errors.append(f"topic {topic_id}: {error.message}")
+        return
+    report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
 
 
 def campaigns_finish() -> list[int]:

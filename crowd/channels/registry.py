@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from annotation.models import Campaign
+from annotation.models import Batch, Campaign
 from crowd.channels.prolific.study_sync import studies_sync
+from crowd.models import HIT, Assignment
 from crowd.sessions.holds import sessions_verify
 from crowd.work.chunks import Dispatch
 from crowd.work.sync import assignments_sync
@@ -46,6 +47,20 @@ def channels_sync_report(*, now: datetime | None = None, dispatch: Dispatch | No
         if lifecycle.sync is not None:
             summary[lifecycle.channel] = asdict(lifecycle.sync(now=now))  # type: ignore[call-overload]
     return report, summary
+
+
+def batch_sync_report(*, batch_id: int, now: datetime | None = None) -> SyncReport:
+    """The answers of one batch confirmed with their channel, for the loop's event path
+    (ranking.workflow.step_requests_run): its campaign's session answers matched with their
+    holds, then its open HITs that hold a pending answer (crowd.work.sync with `hit_ids`: at
+    MTurk one listing per HIT). Nothing of another batch or campaign is read or called."""
+    campaign_id = Batch.objects.values_list("topic__campaign_id", flat=True).get(pk=batch_id)
+    sessions_verify(campaign_ids=[campaign_id], now=now)
+    pending = HIT.objects.filter(
+        task__batch_id=batch_id, task__assignments__verification=Assignment.Verification.PENDING
+    )
+    hit_ids = set(pending.values_list("pk", flat=True))
+    return assignments_sync(hit_ids=hit_ids, now=now) if hit_ids else SyncReport()
 
 
 def channels_sync(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> dict:

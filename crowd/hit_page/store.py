@@ -26,13 +26,14 @@ from typing import cast
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from annotation.models import Batch
+from annotation.models import Batch, Task
 from config.errors import Conflict
 from config.postgresql.prepared import PreparedStatement
 from crowd.hit_page.access import worker_ids_check
 from crowd.hit_page.answers import Answer, answer_parse
 from crowd.hit_page.content import HitContent
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
+from crowd.work.events import ANSWERED
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class Submission:
     assignment: Assignment
     answer: Answer
     created: bool  # False when this answer was already stored
+    task_filled: bool = False  # this answer gave its task the last answer it needs (crowd.work.events)
 
 
 @dataclass(frozen=True)
@@ -86,9 +88,9 @@ def answer_submit(
         time_on_task_ms=None if time_on_task_ms is None else max(0, min(time_on_task_ms, MAX_TIME_ON_TASK_MS)),
     )
     insert = _insert_in_one_statement if connection.vendor == "postgresql" else _insert_in_transaction
-    stored = insert(worker=worker, assignment=assignment, labels=_labels(content.kind, answer))
+    stored, filled = insert(worker=worker, assignment=assignment, labels=_labels(content.kind, answer))
     if stored is None:
-        return Submission(assignment=assignment, answer=answer, created=True)
+        return Submission(assignment=assignment, answer=answer, created=True, task_filled=filled)
     return _repeat_check(stored=stored, content=content, answer=answer)
 
 
@@ -102,9 +104,12 @@ def _labels(kind: str, answer: Answer) -> _Labels:
     return _Labels(Comparison, {"winner_id": [win for win, _ in pairs], "loser_id": [lose for _, lose in pairs]})
 
 
-def _insert_in_transaction(*, worker: Worker, assignment: Assignment, labels: _Labels) -> Assignment | None:
+def _insert_in_transaction(
+    *, worker: Worker, assignment: Assignment, labels: _Labels
+) -> tuple[Assignment | None, bool]:
     """Insert `assignment` (and its worker when new) with its labels; when this worker's
-    assignment id is stored already, write nothing and return the stored assignment.
+    assignment id is stored already, write nothing and return the stored assignment. And
+    whether the task now holds every answer it needs (`_task_filled`).
 
     Insert first and let the unique constraint on (assignment_id, worker) catch a repeat:
     the usual first submission then costs no extra read.
@@ -121,15 +126,18 @@ def _insert_in_transaction(*, worker: Worker, assignment: Assignment, labels: _L
         stored = _stored(worker=worker, assignment_id=assignment.assignment_id)
         if stored is None:
             raise
-        return stored
-    return None
+        return stored, False
+    answered = Assignment.objects.filter(task_id=assignment.task_id, verification__in=ANSWERED).count()
+    return None, answered >= Task.objects.values_list("assignments_needed", flat=True).get(pk=assignment.task_id)
 
 
 def _label_rows(labels: _Labels) -> list[dict[str, int]]:
     return [dict(zip(labels.columns, row, strict=True)) for row in zip(*labels.columns.values(), strict=True)]
 
 
-def _insert_in_one_statement(*, worker: Worker, assignment: Assignment, labels: _Labels) -> Assignment | None:
+def _insert_in_one_statement(
+    *, worker: Worker, assignment: Assignment, labels: _Labels
+) -> tuple[Assignment | None, bool]:
     """_insert_in_transaction as one PostgreSQL statement (_one_statement_sql)."""
     params = [
         worker.channel,
@@ -137,6 +145,7 @@ def _insert_in_one_statement(*, worker: Worker, assignment: Assignment, labels: 
         *_db_values(worker, _insert_fields(Worker)),
         *_db_values(assignment, _insert_fields(Assignment, skip="worker_id")),
         *labels.columns.values(),
+        assignment.task_id,
     ]
     statement = _one_statement(labels.model, tuple(labels.columns))
     # A row that a concurrent submission inserted is invisible to the snapshot of the
@@ -145,15 +154,15 @@ def _insert_in_one_statement(*, worker: Worker, assignment: Assignment, labels: 
     for _ in range(2):
         with connection.cursor() as cursor:
             statement.execute(cursor, params)
-            worker_pk, assignment_pk = cursor.fetchone()
+            worker_pk, assignment_pk, filled = cursor.fetchone()
         if assignment_pk is not None:
             assignment.pk, assignment.worker_id = assignment_pk, worker_pk
             assignment._state.adding, assignment._state.db = False, connection.alias
-            return None
+            return None, bool(filled)
         if worker_pk is not None:
             stored = _stored(worker=worker, assignment_id=assignment.assignment_id)
             if stored is not None:
-                return stored
+                return stored, False
     raise IntegrityError(f"assignment {assignment.assignment_id} of {worker.external_id} neither stored nor found")
 
 
@@ -217,8 +226,11 @@ def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str
     """Find the worker or insert them; insert the assignment unless this worker's assignment
     id is stored already; insert its labels from one array per column. Returns one row:
     (worker id, assignment id), the assignment id NULL when nothing was inserted, the worker
-    id NULL when a concurrent statement inserted the worker first. Values are cast to their
-    columns' types, which INSERT ... SELECT does not infer."""
+    id NULL when a concurrent statement inserted the worker first; and whether the task now
+    holds every answer it needs (the answers it held, not refused, plus this one: the
+    statement's snapshot does not see its own insert). Values are cast to their columns'
+    types, which INSERT ... SELECT does not infer."""
+    answered = ", ".join(f"'{state}'" for state in ANSWERED)  # constants, not input
     quote = connection.ops.quote_name
     by_attname = {field.attname: field for field in _insert_fields(label_model)}
     if set(by_attname) - {"assignment_id", "worker_id"} != set(label_columns):
@@ -253,7 +265,13 @@ def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str
             FROM assignment, unnest({casts(label_fields, "[]")}) WITH ORDINALITY AS item({names(label_fields)}, n)
             ORDER BY item.n
         )
-        SELECT (SELECT id FROM worker), (SELECT id FROM assignment)
+        SELECT (SELECT id FROM worker), (SELECT id FROM assignment), (
+            SELECT task.assignments_needed <= 1 + (
+                SELECT count(*) FROM {quote(Assignment._meta.db_table)} AS answer
+                WHERE answer.task_id = task.id AND answer.verification IN ({answered})
+            )
+            FROM {quote(Task._meta.db_table)} AS task WHERE task.id = %s
+        )
     """
 
 

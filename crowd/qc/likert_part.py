@@ -12,6 +12,17 @@ settings, no label read) and on the next pass uses the stored part as it is when
 watermark is the same (`likert_part_stored`). In the comparison rounds, when Likert labels no
 longer arrive, a pass then reads only the votes.
 
+While Likert labels stream in, the watermark changes on every pass, and reading every label
+each time made a round's QC work grow as passes × labels. So a stored part whose other
+inputs (traps, settings) are unchanged is kept *as of when it was computed* until the counted
+labels reach twice what it read (`likert_part_current`), unless the caller needs it current
+(the loop does when a topic's Likert round is to be scored: its means leave out who the rules
+exclude now). Each full read is then of at least twice the labels of the one before, so the
+labels read over a round stay under twice the round's labels (tests/crowd/test_quality_incremental.py
+counts them), and the pages say when the Likert figures were computed and from how many labels.
+A worker's quality row carries that time (WorkerQuality.computed_at), so approvals
+(crowd.work.sync.approvals) wait for a computation that saw the worker's labels.
+
 Why the result is the full computation's: the stored part is what the full computation
 computes from the same inputs (floats are stored in JSON by their shortest repr, which reads
 back as the same float), and the vote rules (3 and 4) read of it only who rules 1 and 2
@@ -22,7 +33,10 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from operator import itemgetter
+
+from django.utils import timezone
 
 from annotation.models import Batch, Campaign, Proposition
 from crowd.models import QualityStatistics
@@ -33,6 +47,10 @@ from crowd.quality import TrapStats, leave_one_out_details, likert_exclusion_rea
 
 # Bump when what the Likert part holds or how it is computed changes: every campaign's is recomputed.
 LIKERT_PART_VERSION = "1"
+# A part kept while the counted labels stay under this many times what it read (and always
+# under KEPT_MIN_LABELS: a small campaign is recomputed every pass, as it costs little).
+KEPT_GROWTH = 2
+KEPT_MIN_LABELS = 500
 SPEEDER_FRACTION = 1 / 3  # a worker's median time per HIT below this share of the campaign's
 SPEEDER_MIN_HITS = 3  # over at least this many HITs of the kind
 
@@ -64,9 +82,15 @@ class LikertPart:
     seconds_per_hit: tuple[float, int] | None  # (median, HITs) over every timed Likert HIT
     scopes: dict[int | None, ScopeLikert]  # the campaign (None) and each labelled topic
     unlabelled: ScopeLikert  # a topic without labels
+    labels: int = 0  # the counted Likert labels it was computed from
+    settings: str = ""  # the digest of its inputs but the labels (traps, settings, rules)
+    computed_at: datetime | None = None
 
     def as_json(self) -> dict:
         return {
+            "labels": self.labels,
+            "settings": self.settings,
+            "computed_at": self.computed_at.isoformat() if self.computed_at else None,
             "watermark": self.watermark,
             "workers": [[worker, *_worker_row(figures)] for worker, figures in self.workers.items()],
             "reasons": list(self.reasons.items()),
@@ -78,7 +102,11 @@ class LikertPart:
     @classmethod
     def from_json(cls, stored: dict) -> "LikertPart":
         seconds = stored["seconds_per_hit"]
+        computed_at = stored.get("computed_at")
         return cls(
+            labels=stored.get("labels", 0),
+            settings=stored.get("settings", ""),
+            computed_at=datetime.fromisoformat(computed_at) if computed_at else None,
             watermark=stored["watermark"],
             workers={row[0]: _worker_read(row[1:]) for row in stored["workers"]},
             reasons=dict(stored["reasons"]),
@@ -88,22 +116,59 @@ class LikertPart:
         )
 
 
-def likert_watermark(campaign: Campaign, traps: dict[int, str]) -> str:
+@dataclass(frozen=True)
+class LikertInputs:
+    """The Likert part's inputs as the database sums them up, no label read."""
+
+    watermark: str  # of every input: the labels and Likert HITs, the traps, the settings and rules
+    settings: str  # of the inputs but the labels and HITs
+    labels: int  # counted Likert labels now
+
+
+def likert_inputs(campaign: Campaign, traps: dict[int, str]) -> LikertInputs:
     """Of every input of the Likert part: the counted labels and Likert HITs as the database
     sums them up (crowd.qc.counted.likert_sums), the traps, the settings and rules."""
     policy = campaign_qc_policy(campaign)
-    inputs = [
-        LIKERT_PART_VERSION,
-        likert_sums(campaign_id=campaign.pk),
+    sums = likert_sums(campaign_id=campaign.pk)
+    rest = [
         sorted(traps.items()),
         [policy.max_label_share, policy.min_items, policy.min_traps],
         [policy.fail_at, policy.max_r, SPEEDER_FRACTION, SPEEDER_MIN_HITS],
     ]
+    return LikertInputs(
+        watermark=_digest([LIKERT_PART_VERSION, sums, *rest]),
+        settings=_digest([LIKERT_PART_VERSION, *rest]),
+        labels=sums[0],
+    )
+
+
+def likert_watermark(campaign: Campaign, traps: dict[int, str]) -> str:
+    """`likert_inputs`' watermark alone."""
+    return likert_inputs(campaign, traps).watermark
+
+
+def _digest(inputs: list) -> str:
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
 
 
-def likert_part_compute(campaign: Campaign, likert: CountedLikert, watermark: str) -> LikertPart:
-    """The Likert part from the counted Likert labels (the full computation)."""
+def likert_part_current(campaign_id: int, inputs: LikertInputs, *, current: bool) -> LikertPart | None:
+    """The stored part to use instead of reading the labels, or None (compute it): the stored
+    one if its watermark is `inputs`' (it is the part of these very inputs); else, unless the
+    caller needs the part `current`, the stored one while only labels came in since and fewer
+    than KEPT_GROWTH times those it read are counted now (module docstring)."""
+    stored = _stored(campaign_id)
+    if stored is None or stored.watermark == inputs.watermark:
+        return stored
+    if current or not stored.settings or stored.settings != inputs.settings:
+        return None
+    if inputs.labels >= max(KEPT_GROWTH * stored.labels, KEPT_MIN_LABELS):
+        return None
+    return stored
+
+
+def likert_part_compute(campaign: Campaign, likert: CountedLikert, watermark: str | LikertInputs) -> LikertPart:
+    """The Likert part from the counted Likert labels (the full computation); with the
+    `LikertInputs` it was read under, it records them, so it can be kept while labels come."""
     policy = campaign_qc_policy(campaign)
     reasons = likert_exclusion_reasons(likert.ratings + likert.trap_labels, likert.traps, policy)
     correlations = leave_one_out_details(likert.ratings)
@@ -132,8 +197,12 @@ def likert_part_compute(campaign: Campaign, likert: CountedLikert, watermark: st
         )
     kind = times.kinds.get(Batch.Kind.LIKERT)
     scopes, unlabelled = likert_scopes(likert)
+    inputs = watermark if isinstance(watermark, LikertInputs) else None
     return LikertPart(
-        watermark=watermark,
+        labels=len(likert.ratings) + len(likert.trap_labels),
+        settings=inputs.settings if inputs else "",
+        computed_at=timezone.now(),
+        watermark=inputs.watermark if inputs else str(watermark),
         workers=workers,
         reasons=reasons,
         seconds_per_hit=(kind.median, kind.hits) if kind else None,
@@ -144,14 +213,23 @@ def likert_part_compute(campaign: Campaign, likert: CountedLikert, watermark: st
 
 def likert_part_stored(campaign_id: int, watermark: str) -> LikertPart | None:
     """The stored Likert part if its watermark is `watermark`; else None."""
+    stored = _stored(campaign_id)
+    return stored if stored is not None and stored.watermark == watermark else None
+
+
+def likert_part_kept(campaign_id: int) -> LikertPart | None:
+    """The stored Likert part, whatever its watermark (the report says from how many labels
+    and when it was computed)."""
+    return _stored(campaign_id)
+
+
+def _stored(campaign_id: int) -> LikertPart | None:
     stored = (
         QualityStatistics.objects.filter(campaign_id=campaign_id, topic__isnull=True)
         .values_list("likert_part", flat=True)
         .first()
     )
-    if not stored or stored.get("watermark") != watermark:
-        return None
-    return LikertPart.from_json(stored)
+    return LikertPart.from_json(stored) if stored else None
 
 
 def likert_part_store(campaign_id: int, part: LikertPart) -> None:

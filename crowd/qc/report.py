@@ -22,7 +22,8 @@ from django.utils.safestring import SafeString
 from annotation.campaigns import campaigns_visible_to
 from annotation.models import Campaign, Proposition, Topic
 from crowd.models import LikertLabel, QualityStatistics, WorkerQuality, WorkerQualityQuerySet, counted
-from crowd.qc.likert_part import SPEEDER_FRACTION, SPEEDER_MIN_HITS
+from crowd.qc.counted import likert_sums
+from crowd.qc.likert_part import SPEEDER_FRACTION, SPEEDER_MIN_HITS, likert_part_kept
 from crowd.qc.policy import AGREEMENT_FLOOR, LOO_FLOOR, MAX_UNTOUCHED_SHARE, TRAP_FAIL_AT
 from crowd.qc.statistics import LOO_RANGE
 from crowd.qc.svg import binned_histogram_svg, chart_sizes, line_svg
@@ -117,10 +118,31 @@ class Rules:
 
 
 @dataclass(frozen=True)
+class LikertKept:
+    """Quality control kept its Likert figures while labels streamed in (crowd.qc.likert_part):
+    from how many labels, when, and how many are counted now."""
+
+    labels: int
+    computed_at: datetime | None
+    counted: int
+
+
+def _likert_kept(campaign: Campaign) -> LikertKept | None:
+    stored = likert_part_kept(campaign.pk)
+    if stored is None:
+        return None
+    counted_now = likert_sums(campaign_id=campaign.pk)[0]
+    if counted_now == stored.labels:
+        return None
+    return LikertKept(labels=stored.labels, computed_at=stored.computed_at, counted=counted_now)
+
+
+@dataclass(frozen=True)
 class QualityReport:
     campaign: Campaign
     topic: Topic | None
     computed_at: datetime | None  # None: quality control has not stored statistics yet
+    likert_kept: "LikertKept | None"  # the Likert figures are as of an earlier run: labels came since
     workers: Page
     worker_filter: WorkerFilter
     labels: int
@@ -188,6 +210,7 @@ def campaign_quality_report(
         campaign=campaign,
         topic=topic,
         computed_at=stored.computed_at if stored else None,
+        likert_kept=_likert_kept(campaign) if stored else None,
         workers=_workers_page(campaign, stored.workers if stored and topic else None, worker_filter),
         worker_filter=worker_filter,
         labels=figures.get("labels", 0),

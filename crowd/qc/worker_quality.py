@@ -15,6 +15,7 @@ of five is ten pairwise votes but one judgement). Speeders are flagged, never ex
 """
 
 import logging
+from datetime import datetime
 from functools import cache
 
 from django.db import transaction
@@ -30,10 +31,10 @@ from crowd.qc.likert_part import (
     SPEEDER_FRACTION,
     SPEEDER_MIN_HITS,
     LikertPart,
+    likert_inputs,
     likert_part_compute,
+    likert_part_current,
     likert_part_store,
-    likert_part_stored,
-    likert_watermark,
 )
 from crowd.qc.policy import TRAP_FAIL_AT, campaign_qc_policy
 from crowd.qc.statistics import statistics_refresh
@@ -41,6 +42,16 @@ from crowd.quality import HitTimes, comparison_agreement, comparison_exclusion_r
 from crowd.work.review import assignment_reject, worker_block, worker_in_campaign
 
 logger = logging.getLogger(__name__)
+
+
+class LikertReads:
+    """Counted Likert labels read by quality control in this process (a work counter: tests
+    and benchmarks/e2e.py compare it with the labels a round brought)."""
+
+    labels = 0
+
+
+LIKERT_READS = LikertReads()
 
 
 COMPUTED_FIELDS = [
@@ -75,7 +86,7 @@ REJECT_FEEDBACK = (
 )
 
 
-def campaign_quality_refresh(*, campaign_id: int) -> set[int]:
+def campaign_quality_refresh(*, campaign_id: int, likert_current: bool = True) -> set[int]:
     """Recompute and store every worker's quality figures for the campaign; returns the ids
     of the excluded workers (overrides applied). Records a WorkerDecision for each worker
     whose computed status changed, and schedules the campaign's optional policies (block
@@ -90,8 +101,13 @@ def campaign_quality_refresh(*, campaign_id: int) -> set[int]:
     the watermark of its inputs is unchanged, and the labels are not read. Not per worker:
     a new label moves the leave-one-out r of every worker who rated the same item, a new
     vote the agreement of every worker who voted on the pair, and each cap ranks all
-    workers; so the vote rules run on every vote, every pass."""
-    return _refresh(campaign_id, full=False)
+    workers; so the vote rules run on every vote, every pass.
+
+    With `likert_current` False (the loop, while no topic's Likert round is to be scored),
+    the Likert part is also kept while Likert labels stream in, until they double
+    (crowd.qc.likert_part.likert_part_current): a round's QC work stays linear in its labels,
+    and the figures say when they were computed."""
+    return _refresh(campaign_id, full=False, likert_current=likert_current)
 
 
 def campaign_quality_recompute(*, campaign_id: int) -> set[int]:
@@ -100,20 +116,22 @@ def campaign_quality_recompute(*, campaign_id: int) -> set[int]:
     return _refresh(campaign_id, full=True)
 
 
-def _refresh(campaign_id: int, *, full: bool) -> set[int]:
+def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True) -> set[int]:
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().filter(pk=campaign_id).first()
         if campaign is None:
             raise NotFound(f"There is no campaign {campaign_id}.")
         traps = campaign_traps(campaign_id=campaign_id)
-        watermark = likert_watermark(campaign, traps)  # before the labels: a label after it shows next time
-        part = None if full else likert_part_stored(campaign_id, watermark)
+        inputs = likert_inputs(campaign, traps)  # before the labels: a label after it shows next time
+        part = None if full else likert_part_current(campaign_id, inputs, current=likert_current)
         likert = None
         if part is None:
             likert = counted_likert(campaign_id=campaign_id, traps=traps)
-            part = likert_part_compute(campaign, likert, watermark)
+            LIKERT_READS.labels += len(likert.ratings) + len(likert.trap_labels)
+            part = likert_part_compute(campaign, likert, inputs)
         votes = counted_votes(campaign_id=campaign_id)
-        rows, reasons = _worker_rows(campaign, part, votes)
+        kept = part.watermark != inputs.watermark  # labels came since it was computed
+        rows, reasons = _worker_rows(campaign, part, votes, as_of=part.computed_at if kept else None)
         excluded = _quality_rows_write(campaign, rows, reasons)
         _block_policy_schedule(campaign)
         _reject_policy_schedule(campaign)
@@ -133,7 +151,7 @@ def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQ
 
 
 def _worker_rows(
-    campaign: Campaign, part: LikertPart, votes: CountedVotes
+    campaign: Campaign, part: LikertPart, votes: CountedVotes, as_of: datetime | None = None
 ) -> tuple[list[WorkerQuality], dict[int, str]]:
     """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons:
     rules 3 and 4 on the votes after the Likert part's rules 1 and 2."""
@@ -148,7 +166,9 @@ def _worker_rows(
     # A kind's medians rest on its own HITs: the Likert ones came with the Likert part.
     times = time_report(votes.times, fraction=SPEEDER_FRACTION, min_hits=SPEEDER_MIN_HITS)
     labelled = {worker for worker, figures in part.workers.items() if figures.labels}
-    now = timezone.now()
+    # A kept Likert part (labels came since) is as of its computation: so are the rows, so
+    # approvals wait for a computation that saw the worker's labels.
+    now = as_of or timezone.now()
     rows = []
     for worker in sorted(labelled | set(votes.votes_per_worker)):
         likert = part.workers.get(worker, NO_LIKERT)

@@ -56,6 +56,7 @@ from crowd.models import (
     WorkSession,
     session_confirmed,
 )
+from crowd.work.events import task_answered
 
 Verification = Assignment.Verification
 # A submitted hold that was released: its session was withdrawn, its answer counts nowhere.
@@ -535,6 +536,7 @@ def hold_submit(*, session: WorkSession, assignment_id: str, now: datetime | Non
         raise ConsentRequired(CONSENT_CHANGED_ANSWER)
     if released:
         raise Conflict(RELEASED_ANSWER, code="hold_released")
+    task_answered(task_id=hold.task_id)  # confirmed on its hold: it may complete its batch
     return hold
 
 

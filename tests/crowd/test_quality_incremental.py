@@ -6,15 +6,26 @@ label reads none."""
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
-from crowd.models import Assignment, QualityStatistics, WorkerDecision, WorkerQuality
+from crowd.models import Assignment, LikertLabel, QualityStatistics, WorkerDecision, WorkerQuality
+from crowd.qc import likert_part
 from crowd.qc.worker_quality import (
     COMPUTED_FIELDS,
+    LIKERT_READS,
     campaign_quality_recompute,
     campaign_quality_refresh,
     worker_quality_override,
 )
 from tests.crowd.quality_data import TRUTH, three_topic_campaign
+from tests.factories import (
+    AssignmentFactory,
+    BatchFactory,
+    CampaignFactory,
+    PropositionFactory,
+    TaskFactory,
+    TopicFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -139,3 +150,47 @@ def test_a_pass_without_new_likert_labels_reads_none(campaign):
         campaign_quality_refresh(campaign_id=campaign.pk)
     assert len(label_reads(likert_pass)) == 1
     assert WorkerQuality.objects.get(worker=loans.workers["g1"]).labels == 13
+
+
+def test_qc_over_a_streaming_likert_round_reads_labels_linear_in_them(monkeypatch, client, django_user_model):
+    """While labels stream in, a refresh keeps the Likert part until the labels double: the
+    labels QC reads over the round stay under twice the round's (a refresh that read every
+    label each pass would read 5 · (1 + 2 + … + 40) = 4,100 here); a refresh that must be
+    current equals a recomputation, and the quality page says when the figures were computed."""
+    monkeypatch.setattr(likert_part, "KEPT_MIN_LABELS", 10)
+    owner = django_user_model.objects.create_user("qc-owner", password="pw")
+    campaign = CampaignFactory(owner=owner, trap_rate=0)
+    topic = TopicFactory(campaign=campaign)
+    propositions = PropositionFactory.create_batch(5, topic=topic)
+    task = TaskFactory(batch=BatchFactory(topic=topic), propositions=propositions)
+    before, labels = LIKERT_READS.labels, 0
+    for answer in range(40):
+        assignment = AssignmentFactory(task=task, verification=Assignment.Verification.VERIFIED)
+        LikertLabel.objects.bulk_create(
+            LikertLabel(assignment=assignment, worker=assignment.worker, proposition=item, score=1 + (answer + i) % 5)
+            for i, item in enumerate(propositions)
+        )
+        labels += 5
+        campaign_quality_refresh(campaign_id=campaign.pk, likert_current=False)
+
+    assert labels <= LIKERT_READS.labels - before <= 2 * labels
+    part = likert_part._stored(campaign.pk)
+    assert part is not None and part.labels < labels  # kept: as of an earlier pass
+    kept_at = WorkerQuality.objects.filter(campaign=campaign).latest("computed_at").computed_at
+    assert kept_at == part.computed_at  # approvals wait for a run that saw the new labels
+    client.force_login(owner)
+    page = client.get(reverse("crowd:campaign-quality", args=[campaign.slug])).content.decode()
+    assert f"from {part.labels} of the {labels} counted Likert labels" in page, page
+
+    refresh_equals_recompute_current(campaign)
+
+
+def refresh_equals_recompute_current(campaign) -> None:
+    excluded = campaign_quality_refresh(campaign_id=campaign.pk, likert_current=True)
+    assert (
+        likert_part._stored(campaign.pk).labels
+        == LikertLabel.objects.filter(proposition__topic__campaign=campaign).count()
+    )
+    incremental = stored(campaign)
+    assert campaign_quality_recompute(campaign_id=campaign.pk) == excluded
+    assert stored(campaign) == incremental

@@ -296,7 +296,8 @@ def test_a_new_workers_submission_is_one_transaction(client, likert_task):
         # the connection's first submission, EXECUTE after
         assert statements in (["PREPARE"], ["EXECUTE"])
     else:
-        assert statements == ["SELECT", "INSERT", "INSERT", "INSERT"]  # worker get_or_create, assignment, labels
+        # worker get_or_create, assignment, labels; then whether the task holds its answers
+        assert statements == ["SELECT", "INSERT", "INSERT", "INSERT", "SELECT", "SELECT"]
     worker = Worker.objects.get(external_id="WORKER1")
     assert Assignment.objects.get().worker == worker
     assert list(LikertLabel.objects.order_by("id").values_list("proposition_id", "worker_id")) == [

@@ -1,0 +1,70 @@
+"""Answers that may complete a batch, reported the moment they are stored or confirmed.
+
+The loop's beat pass (ranking.workflow) finds a complete batch at the latest one interval
+after its last answer. So that the next batch goes out within seconds instead, the places
+where an answer lands report it here (`task_answered`):
+
+* the HIT page stored an answer (crowd.hit_page.views.hit_submit): still `pending` until its
+  channel confirms it (MTurk: the sync sees the assignment Submitted);
+* a session counted an answer (crowd.sessions.holds.hold_submit): confirmed on its hold.
+
+When the task then holds every answer it needs (confirmed or pending; refused ones never
+count) and so does every other task of its batch, the batch *may* be complete: its id goes
+to the listeners after commit. Whether it is complete is not decided here: the loop's owner
+confirms the batch's answers with their channel (crowd.channels.registry.batch_sync_report)
+and steps the topic only if the batch's answers are counted (ranking.pipeline.topic_ready),
+so a forged or unconfirmed answer makes no step.
+
+crowd enqueues nothing of ranking's: the owner of the loop registers its listener when its
+app is ready (ranking.apps). Reporting costs the HIT page nothing but a subquery of its one
+statement (whether the answer filled its task), and two queries when it did: the batch's
+state and one count over its tasks.
+"""
+
+import functools
+from collections.abc import Callable
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+
+from annotation.models import Batch, Task
+from crowd.models import CONFIRMED, Assignment
+
+Listener = Callable[[int], None]  # called with the batch id, after commit
+
+_listeners: list[Listener] = []
+ANSWERED = (Assignment.Verification.PENDING, *CONFIRMED)  # refused (unverified) answers never count
+
+
+def batch_full_listen(listener: Listener) -> None:
+    """Register `listener(batch_id)`, called once a batch may be complete (the loop's owner)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def task_answered(*, task_id: int, filled: bool | None = None) -> int | None:
+    """An answer to the task was stored or confirmed: when its batch now holds every answer
+    it needs, report the batch to the listeners after commit. The batch id when reported.
+    `filled`: whether the task holds its answers, when the caller knows (the HIT page's one
+    statement says so: crowd.hit_page.store), else counted here."""
+    if filled is False:
+        return None
+    task = Task.objects.filter(pk=task_id, batch__status=Batch.Status.PUBLISHED)
+    row = task.values("batch_id", "assignments_needed").first()
+    if row is None:
+        return None
+    if filled is None:
+        answered = Assignment.objects.filter(task_id=task_id, verification__in=ANSWERED).count()
+        if answered < row["assignments_needed"]:
+            return None
+    batch_id = row["batch_id"]
+    short = (
+        Task.objects.filter(batch_id=batch_id)
+        .annotate(answered=Count("assignments", filter=Q(assignments__verification__in=ANSWERED)))
+        .filter(answered__lt=F("assignments_needed"))
+    )
+    if short.exists():
+        return None
+    for listener in list(_listeners):
+        transaction.on_commit(functools.partial(listener, batch_id))
+    return batch_id

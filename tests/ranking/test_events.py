@@ -1,0 +1,216 @@
+"""The event path (ranking.workflow, crowd.work.events): a batch's last confirmed answer steps
+its topic and publishes the next batch without waiting for beat. A real Celery worker on Redis
+and PostgreSQL, whose beat is an hour away, so every step here is an event's; workers answer
+through the local worker site, our HIT pages and the local externalSubmit."""
+
+import threading
+import time
+
+import psycopg2
+import pytest
+from django.db import connection
+
+from annotation.batching import likert_tasks_build
+from annotation.models import Batch, Campaign, Topic
+from crowd.models import HIT, Assignment
+from crowd.work import events
+from crowd.work.publishing import batch_publish
+from ranking import tasks, workflow
+from ranking.models import RankingSnapshot, StepRequest
+from ranking.pipeline import topic_start
+from tests.conftest import celery_connections_reset
+from tests.crowd.conftest import LocalTurk
+from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory
+
+pytestmark = [pytest.mark.mturk, pytest.mark.django_db(transaction=True)]
+WAIT = 90  # seconds: a deadline for what the worker does, never an assertion on time
+
+
+@pytest.fixture
+def quiet_beat(monkeypatch):
+    """The worker's beat sends no pass during the test: whatever steps a topic is an event."""
+    monkeypatch.setenv("E2E_SYNC_INTERVAL_SECONDS", "3600")
+
+
+@pytest.fixture
+def event_worker(quiet_beat, celery_worker_process):
+    from config.celery import app
+
+    celery_connections_reset(app)  # enqueue on the worker's Redis, not a broker an earlier test met
+    return celery_worker_process
+
+
+@pytest.fixture
+def turk(live_server, settings) -> LocalTurk:
+    """The local endpoint and our HIT pages on the live server (tests/crowd/conftest.py's)."""
+    settings.MTURK_ENVIRONMENT = "local"
+    settings.SITE_URL = live_server.url
+    settings.MTURK_LOCAL_ENDPOINT_URL = live_server.url + "/localturk/"
+    return LocalTurk(live_server.url)
+
+
+def _likert_round(*, hits: int) -> tuple[Topic, list[HIT]]:
+    """A topic in its Likert round: `hits` one-answer HITs published at the local endpoint."""
+    campaign = CampaignFactory(
+        status=Campaign.Status.ACTIVE,
+        assignments_per_hit=1,
+        top_k=4,
+        batch_pairs=4,
+        trap_rate=0,
+        pair_budget_fraction=1,
+    )
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(5 * hits, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+    batch_publish(batch_id=batch.pk)
+    topic_start(topic_id=topic.pk)
+    return topic, list(HIT.objects.filter(task__batch=batch).order_by("pk"))
+
+
+def _comparison_batches(topic: Topic) -> list[Batch]:
+    return list(Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON))
+
+
+def _until(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, f"the worker did not get there: {what}"
+        time.sleep(0.2)
+
+
+def _stepped_once(topic: Topic) -> None:
+    """The topic's Likert round was scored once and its first comparison batch published,
+    and nothing more happens after the event's request is gone."""
+    _until(
+        lambda: HIT.objects.filter(task__batch__topic=topic, task__batch__kind=Batch.Kind.COMPARISON).exists(), "a step"
+    )
+    _until(lambda: not StepRequest.objects.filter(topic=topic).exists(), "the request taken")
+    time.sleep(3)  # room for a second step, if one were coming
+    topic.refresh_from_db()
+    assert topic.state == Topic.State.COMPARISONS
+    (batch,) = _comparison_batches(topic)
+    assert batch.status == Batch.Status.PUBLISHED
+    assert HIT.objects.filter(task__batch=batch).count() == batch.tasks.count()
+    assert not StepRequest.objects.exists()
+
+
+def test_the_last_answer_of_a_batch_steps_its_topic_once_and_publishes_the_next_batch(event_worker, turk):
+    topic, hits = _likert_round(hits=3)
+    for index, hit in enumerate(hits[:-1]):
+        turk.worker(f"AWORKER{index:07d}").complete(hit.hit_id)
+    time.sleep(2)  # answers that fill no batch ask for nothing
+    assert not StepRequest.objects.exists() and topic.batches.count() == 1
+
+    turk.worker("AWORKERLAST0001").complete(hits[-1].hit_id)
+
+    _stepped_once(topic)
+    assert set(Assignment.objects.values_list("verification", flat=True)) == {Assignment.Verification.VERIFIED}
+
+
+def test_a_burst_of_answers_for_one_batch_makes_one_step(event_worker, turk):
+    topic, hits = _likert_round(hits=6)
+    threads = [
+        threading.Thread(target=turk.worker(f"ABURST{index:08d}").complete, args=(hit.hit_id,))
+        for index, hit in enumerate(hits)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    _stepped_once(topic)
+
+
+def test_an_event_that_finds_a_pass_running_is_taken_once_the_pass_lets_go(event_worker, turk):
+    topic, hits = _likert_round(hits=2)
+    settings_dict = connection.settings_dict
+    pass_connection = psycopg2.connect(
+        dbname=settings_dict["NAME"],
+        user=settings_dict["USER"],
+        host=settings_dict["HOST"],
+        port=settings_dict["PORT"],
+        password=settings_dict["PASSWORD"] or None,
+    )
+    pass_connection.autocommit = True
+    try:
+        with pass_connection.cursor() as cursor:  # a pass of the loop holds the lock
+            cursor.execute("SELECT pg_advisory_lock(%s)", [workflow.LOOP_LOCK_KEY])
+        for index, hit in enumerate(hits):
+            turk.worker(f"APASS{index:09d}").complete(hit.hit_id)
+        _until(lambda: StepRequest.objects.exists(), "the request recorded")
+        time.sleep(4)  # the event's task came, found the pass, and waits for it
+        topic.refresh_from_db()
+        assert topic.state == Topic.State.LIKERT and StepRequest.objects.filter(topic=topic).exists()
+    finally:
+        pass_connection.close()  # the pass ends: its lock goes with its connection
+
+    _stepped_once(topic)
+
+
+def test_a_forged_answer_that_fills_a_batch_makes_no_step(event_worker, turk):
+    topic, hits = _likert_round(hits=2)
+    turk.worker("AHONEST0000001").complete(hits[0].hit_id)
+    forger = turk.worker("AFORGER0000001")
+    forger.forge(task_uuid=hits[1].task.uuid, hit_id=hits[1].hit_id, assignment_id="FORGEDASSIGNMENT0001")
+
+    # The request is made (the batch looks full) and the channel asked, twice, in vain.
+    _until(lambda: StepRequest.objects.filter(topic=topic, attempts__gte=2).exists(), "two confirmations tried")
+    topic.refresh_from_db()
+    assert topic.state == Topic.State.LIKERT
+    assert _comparison_batches(topic) == [] and not RankingSnapshot.objects.exists()
+    forged = Assignment.objects.get(assignment_id="FORGEDASSIGNMENT0001")
+    assert forged.verification == Assignment.Verification.PENDING  # never counted
+
+
+# ---- Without a worker: what the event path reports and where it stops ------------------------
+
+
+def test_an_answer_reports_its_batch_only_when_every_task_holds_its_answers(django_capture_on_commit_callbacks):
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(10, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
+    first, second = batch.tasks.order_by("position")
+    AssignmentFactory(task=first)
+    assert events.task_answered(task_id=first.pk) is None  # the other task has nothing yet
+    refused = AssignmentFactory(task=second, verification=Assignment.Verification.UNVERIFIED)
+    assert events.task_answered(task_id=second.pk) is None  # a refused answer fills nothing
+    Assignment.objects.filter(pk=refused.pk).update(verification=Assignment.Verification.PENDING)
+    heard: list[int] = []
+    events.batch_full_listen(heard.append)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert events.task_answered(task_id=second.pk) == batch.pk
+    finally:
+        events._listeners.remove(heard.append)
+    assert heard == [batch.pk]
+
+
+def test_a_pass_takes_the_requests_that_came_due_before_it_lets_go(settings):
+    settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(5, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
+    Topic.objects.filter(pk=topic.pk).update(state=Topic.State.LIKERT)
+    assert workflow.step_request_record(batch_id=batch.pk) is True
+    assert workflow.step_request_record(batch_id=batch.pk) is False  # one request covers a burst
+
+    workflow.loop_run_exclusive()
+
+    assert not StepRequest.objects.exists()  # nothing answered: dropped without a step
+    topic.refresh_from_db()
+    assert topic.state == Topic.State.LIKERT
+
+
+def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(5, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+
+    tasks.batch_full_heard(batch.pk)
+
+    assert not StepRequest.objects.exists()
