@@ -159,7 +159,10 @@ FIXED_AFTER_PUBLISH = (
 )
 # The consent text stays editable (a contact address or a typo may need fixing mid-study); it
 # changes no task and no answer. Which version a participant agreed to is not kept yet.
-CHANGEABLE_AFTER_PUBLISH = ("name", "description", "owner", "budget_cap", "production_enabled", "consent_text")
+CHANGEABLE_AFTER_PUBLISH = (
+    *("name", "description", "owner", "budget_cap", "production_enabled", "consent_text"),
+    "link_idle_seconds",  # the idle window on participant links: any time (crowd.sessions.holds.link_idle_set)
+)
 
 
 def campaign_has_published(campaign: Campaign) -> bool:

@@ -34,20 +34,17 @@ is one JSON object of the figures.
 
 import argparse
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
 import types
-from contextlib import ExitStack
 from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._harness import ROOT, postgres_server, workdir_made
-from benchmarks.sync_bench import SLOTS, Bench, analyze, django_setup, machine, qc_ran, round_build
+from benchmarks._harness import ROOT
+from benchmarks.sync_bench import SLOTS, Bench, analyze, django_setup, machine, qc_ran, round_build, services_run
 
 BASELINE_COMMIT = "be6617f"  # main before issue 26's parallel calls: one call after the other
 PAPER_PUBLISH_HITS = 10_950
@@ -69,25 +66,7 @@ def arguments() -> argparse.Namespace:
 
 
 def main() -> int:
-    args = arguments()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from tests.services import free_port, fresh_database, redis
-
-    with ExitStack() as stack:
-        workdir = stack.enter_context(workdir_made(prefix="salience-publish-bench-"))
-        server_url = stack.enter_context(postgres_server(workdir, reuse=True))
-        port = free_port()
-        env = {
-            "DATABASE_URL": fresh_database(server_url, "salience_publish_bench"),
-            "CELERY_BROKER_URL": stack.enter_context(redis(workdir)),
-            "SITE_URL": f"http://127.0.0.1:{port}",
-            "MTURK_LOCAL_ENDPOINT_URL": f"http://127.0.0.1:{port}/localturk/",
-            "SALIENCE_ENV": "development",
-            "DEBUG": "false",
-        }
-        os.environ.update(env)
-        return PublishBench(args=args, env=dict(os.environ), workdir=workdir, port=port).run()
+    return services_run(arguments(), name="publish", bench=lambda **kw: PublishBench(**kw))
 
 
 class PublishBench(Bench):

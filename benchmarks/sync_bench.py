@@ -62,18 +62,23 @@ def arguments() -> argparse.Namespace:
 
 
 def main() -> int:
-    args = arguments()
-    # Stopped (Ctrl-C, or SIGTERM when run in the background): the services below stop too.
+    return services_run(arguments(), name="sync", bench=lambda **kw: Bench(**kw))
+
+
+def services_run(args: argparse.Namespace, *, name: str, bench) -> int:
+    """`bench(args=, env=, workdir=, port=).run()` with PostgreSQL (a fresh database
+    `salience_<name>_bench`), Redis and the site's address in the environment; stopped
+    (Ctrl-C, or SIGTERM when run in the background), the services stop too."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     from tests.services import free_port, fresh_database, redis
 
     with ExitStack() as stack:
-        workdir = stack.enter_context(workdir_made(prefix="salience-sync-bench-"))
+        workdir = stack.enter_context(workdir_made(prefix=f"salience-{name}-bench-"))
         server_url = stack.enter_context(postgres_server(workdir, reuse=True))
         port = free_port()
         env = {
-            "DATABASE_URL": fresh_database(server_url, "salience_sync_bench"),
+            "DATABASE_URL": fresh_database(server_url, f"salience_{name}_bench"),
             "CELERY_BROKER_URL": stack.enter_context(redis(workdir)),
             "SITE_URL": f"http://127.0.0.1:{port}",
             "MTURK_LOCAL_ENDPOINT_URL": f"http://127.0.0.1:{port}/localturk/",
@@ -81,7 +86,7 @@ def main() -> int:
             "DEBUG": "false",
         }
         os.environ.update(env)
-        return Bench(args=args, env=dict(os.environ), workdir=workdir, port=port).run()
+        return bench(args=args, env=dict(os.environ), workdir=workdir, port=port).run()
 
 
 class Bench:

@@ -251,6 +251,9 @@ def step_requests_take(*, publish: Publish | None = None) -> EventReport:
         batch = topic.batches.filter(status=Batch.Status.PUBLISHED).order_by("-number", "-pk").first()
         if batch is not None:
             batch_sync_report(batch_id=batch.pk, now=now)
+            if topic.state == Topic.State.IMPORTING and batch.kind == Batch.Kind.LIKERT:
+                topic_start(topic_id=topic.pk)  # its Likert batch was published outside the loop, as in loop_run
+                topic.refresh_from_db(fields=["state"])
         if topic_ready(topic_id=topic.pk):
             request.delete()
             if topic.campaign_id not in excluded or topic.state == Topic.State.LIKERT:

@@ -448,7 +448,7 @@ def test_n4_a_flood_of_invented_arrivals_makes_a_bounded_number_of_calls_to_prol
         settings.SITE_URL = site.url
         batch = prolific_batch(environment="production", production_enabled=True)
         batch_publish(batch_id=batch.pk, live=True)
-        study = Study.objects.get(batch=batch)
+        study = Study.objects.of_batch(batch).get()
         prolific_calls.clear()  # publishing's own
 
         def flood(address: str, count: int, start: int) -> list[requests.Response]:

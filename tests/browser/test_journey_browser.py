@@ -186,7 +186,7 @@ def test_a_study_from_an_empty_database_to_a_downloaded_ranking(site, open_conte
     # 5. The Channel page: sessions of two tasks (before the first publish).
     page.get_by_role("link", name="Channel: Participant links").click()
     page.get_by_label("Tasks per session").fill("2")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     page.get_by_role("heading", name="Where workers come from").wait_for()
 
     # 6. Publish the Likert round: nothing to pay on links.

@@ -319,8 +319,9 @@ def test_the_json_follows_the_pages_of_topics(owner_client, campaign):
 
 def test_the_json_makes_as_many_queries_for_five_topics_as_for_one(owner_client, campaign, django_assert_num_queries):
     topic_with_work(campaign, "topic-0")
-    # session, user, campaign, its membership check, money, page count, page of topics, nine of progress
-    with django_assert_num_queries(14) as one:
+    # session, user, campaign, its membership check, money, page count, page of topics, ten of
+    # progress (one: the places held, for what each topic waits for)
+    with django_assert_num_queries(15) as one:
         assert owner_client.get(progress_url(campaign)).status_code == 200
     for n in range(1, 5):
         topic_with_work(campaign, f"topic-{n}")

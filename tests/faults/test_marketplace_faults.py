@@ -34,7 +34,9 @@ def _assert_each_task_has_one_hit() -> None:
 def test_publish_and_sync_outlast_marketplace_faults_by_retrying(start_worker, local_endpoint):
     topic = small_topic(propositions=10)
     likert = likert_tasks_build(topic=topic, seed=1)
-    worker = start_worker(FAULTS_MTURK_MAX_ATTEMPTS="0")
+    # One call at a time, so the two faults meet two attempts of the task (in parallel both can
+    # meet the first; tests/crowd/test_calls.py covers publishing's parallel calls).
+    worker = start_worker(FAULTS_MTURK_MAX_ATTEMPTS="0", MARKETPLACE_CALLS_PER_PROCESS="1")
 
     faults.inject(throttle=1, service_fault=1, operations=["CreateHITWithHITType"])
     published = publish_batch.delay(likert.pk).id
