@@ -263,7 +263,8 @@ def test_install_sh_into_a_root_then_its_units_serve_a_participant_through_nginx
 
             assert done == 1
             stored = Assignment.objects.get(task__batch=batch)
-            assert "p-onehost" in stored.worker.external_id  # codes are kept in lower case and stored.likert_labels.count() == 5
+            # Codes are kept in lower case (issue 25): the worker is the participant's code as written, lower-cased.
+            assert "p-onehost" in stored.worker.external_id and stored.likert_labels.count() == 5
             assert processes["web"].args[0] == f"{app}/.venv/bin/gunicorn"  # the installed code served it
         finally:
             for process in reversed(started):
