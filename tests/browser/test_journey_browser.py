@@ -203,7 +203,8 @@ def test_a_study_from_an_empty_database_to_a_downloaded_ranking(site, open_conte
     page.get_by_role("button", name="Create").click()
     page.get_by_text("1 link created.").wait_for()
     page.get_by_label("Kind").select_option(label="Open (asks for a participant code)")
-    assert page.get_by_label("Labels").is_hidden()  # labels name personal links only
+    # Labels name personal links only: hidden by the page's deferred script, which may run just after.
+    page.get_by_label("Labels").wait_for(state="hidden")
     page.get_by_role("button", name="Create").click()
     links = page.locator("section[aria-labelledby=links-heading] tbody tr")
     links.filter(has_text="Open (asks for a participant code)").wait_for()

@@ -139,7 +139,7 @@ def test_the_command_gives_the_importers_verdict_and_exits_2_on_refusal(
     path.write_bytes(file.content)
     options = ["--campaign", campaign.slug, "--format", file.format]
     if file.topic_key:
-        options += ["--topic", file.topic_key]
+        options += [f"--topic={file.topic_key}"]  # a key may begin with "-": not an option of its own
     if topics is not None:
         (folder / topics.filename).write_bytes(topics.content)
         options += ["--topics", str(folder / topics.filename)]
