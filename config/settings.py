@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -208,6 +209,13 @@ if MARKETPLACE_CALLS_PER_PROCESS < 1:
 # The event path (ranking/workflow.py): a batch's last answer asks for its topic's step this
 # many seconds later, so a burst of answers makes one request; beat above is the safety net.
 STEP_EVENT_DEBOUNCE_SECONDS = env.float("STEP_EVENT_DEBOUNCE_SECONDS", default=1.0)
+# The event path's task has a queue of its own, which every worker reads (no -Q needed): a
+# worker that took a message from the default queue looks at the other one first next time
+# (kombu rotates the queues it reads), so a step request never waits behind a pass's chunks.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+EVENTS_QUEUE = "events"
+CELERY_TASK_QUEUES = (Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(EVENTS_QUEUE))
+CELERY_TASK_ROUTES = {"ranking.tasks.step_requested": {"queue": EVENTS_QUEUE}}
 CELERY_BEAT_SCHEDULE = {
     # One pass of the campaign loop (ranking/workflow.py): sync, QC, advance, publish, finish.
     # A message older than one interval is dropped: the next one is on its way.

@@ -25,8 +25,14 @@ are logged per topic and healed by the next pass: a batch chosen but not publish
 `created` and is published again (idempotent), a topic whose step failed is waiting still.
 
 One pass runs at a time (`loop_run_exclusive`): a PostgreSQL advisory lock held by the pass's
-own connection, so it is released when its holder dies; a pass that finds it held is skipped
-with one log line, and beat's messages expire after one interval, so the queue cannot grow.
+own connection (LOOP_LOCK_KEY), so it is released when its holder dies; a pass that finds it
+held is skipped with one log line, and beat's messages expire after one interval, so the
+queue cannot grow.
+
+Steps have one owner at a time (`step_lock`, STEP_LOCK_KEY): a pass takes it after its sync,
+for QC, the steps, publishing, expiry and the step requests due; an event takes it for its
+topics' steps. The sync, most of a pass, holds no step lock, so an event steps its topic
+while a pass syncs (the two syncs meet only in the HIT rows they lock: crowd.work.sync).
 
 The event path: a step within seconds of a batch's last answer, not at the next beat.
 
@@ -36,24 +42,29 @@ The event path: a step within seconds of a batch's last answer, not at the next 
                 one. One StepRequest per topic, due STEP_EVENT_DEBOUNCE_SECONDS later; only a
                 new request enqueues the task (ranking.tasks.step_requested, after commit),
                 so a burst of answers for one batch asks for one step
-    confirm     under the loop's lock (`step_requests_run`), for each due request: the batch's
-                answers confirmed with their channel, that batch alone
+    confirm     for each due request (`step_requests_run`), the batch's answers confirmed
+                with their channel, that batch alone, before the step lock is asked for
                 (crowd.channels.registry.batch_sync_report: its HITs with a pending answer)
-    step        if the topic is now ready (ranking.pipeline.topic_ready: its answers count),
+    step        under the step lock, if the topic is now ready (ranking.pipeline.topic_ready:
+                its answers count),
                 QC once per campaign, `topic_step` (publish, expire) and campaigns finished,
                 exactly as a pass does; an answer its channel has not confirmed yet (a worker
                 between our page and MTurk's submit) pushes the request back
                 (CONFIRM_RETRY_SECONDS) and, those tries spent, drops it; so does a batch
                 that was not full after all (a forged answer refused): no step
-    one owner   a request that finds a pass running waits: the pass takes every due request
-                before it lets go of the lock (`loop_run_exclusive`), and the task tries again
-                a little later; beat's pass remains the net for whatever an event missed.
+    one owner   a request that finds the step lock held (a pass stepping, another event)
+                waits up to STEP_LOCK_WAIT_SECONDS for it, then its task tries again a little
+                later; a pass takes every due request before it lets go of the step lock, and
+                beat's pass remains the net for whatever an event missed. The task has a queue
+                of its own (EVENTS_QUEUE in config.settings' routes), which workers read
+                between the chunks of a pass, so it does not wait behind a sync's chunks.
 """
 
 import functools
 import logging
+import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -82,6 +93,11 @@ logger = logging.getLogger(__name__)
 Publish = Callable[[int, bool], object]
 # pg_try_advisory_lock's key for "a pass of the loop is running" (any bigint unique to it).
 LOOP_LOCK_KEY = 0x5A11E7CE
+# The advisory lock's key for "a topic is being stepped": the one owner of steps at a time.
+STEP_LOCK_KEY = 0x5A11E7CF
+# How long an event waits for a pass's steps (or another event's) before its task tries again.
+STEP_LOCK_WAIT_SECONDS = 10.0
+STEP_LOCK_POLL_SECONDS = 0.05
 WAITING = (Topic.State.LIKERT, Topic.State.COMPARISONS)
 # How long the event path waits for a channel to confirm a batch's last answers, try by try
 # (a worker posts to our page first, then to MTurk): then the request is dropped and beat heals.
@@ -132,14 +148,33 @@ def topic_round_publish(*, topic: Topic, kind: str, live: bool = False) -> list[
 
 
 def loop_run(
-    *, now: datetime | None = None, publish: Publish | None = None, dispatch: Dispatch | None = None
+    *,
+    now: datetime | None = None,
+    publish: Publish | None = None,
+    dispatch: Dispatch | None = None,
+    requests: bool = False,
 ) -> LoopReport:
     """One pass of the loop over every active campaign; see the module docstring. `dispatch`
-    hands sync chunks to other workers (crowd.work.chunks); None: this process does them all."""
+    hands sync chunks to other workers (crowd.work.chunks); None: this process does them all.
+    The sync runs without the step lock; what follows holds it, waiting for an event's step
+    to end. `requests`: the step requests due are taken before the step lock is let go."""
     report = LoopReport()
     if publish is None and dispatch is not None:  # what a step publishes is shared with the workers too
         publish = functools.partial(_publish_shared, dispatch=dispatch)
     synced, report.sync = channels_sync_report(now=now, dispatch=dispatch)
+    with step_lock(wait=None):
+        _steps_take(report, synced.campaign_ids, publish)
+        report.finished = campaigns_finish()
+        if requests:
+            events = step_requests_take(publish=publish)
+            report.steps += events.steps
+            report.errors += events.errors
+    return report
+
+
+def _steps_take(report: LoopReport, synced: set[int], publish: Publish | None) -> None:
+    """With the step lock held: topics whose Likert batch went out outside the loop started,
+    then QC once per campaign with news and each ready topic stepped."""
     starting = Topic.objects.filter(state=Topic.State.IMPORTING, campaign__status=Campaign.Status.ACTIVE)
     for topic_id in starting.filter(batches__kind=Batch.Kind.LIKERT).values_list("pk", flat=True).distinct():
         topic_start(topic_id=topic_id)  # its Likert batch was published outside the loop
@@ -149,7 +184,7 @@ def loop_run(
         topics[campaign_id].append(topic_id)
     for campaign_id, topic_ids in topics.items():
         ready = [topic_id for topic_id in topic_ids if topic_ready(topic_id=topic_id)]
-        if campaign_id not in synced.campaign_ids and not ready:
+        if campaign_id not in synced and not ready:
             continue
         excluded = campaign_quality_refresh(campaign_id=campaign_id, likert_current=_scores_likert(ready))
         report.quality_runs.append(campaign_id)
@@ -164,8 +199,6 @@ def loop_run(
                 report.errors.append(f"topic {topic_id}: {error.message}")
                 continue
             report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
-    report.finished = campaigns_finish()
-    return report
 
 
 def _scores_likert(topic_ids: list[int]) -> bool:
@@ -179,33 +212,53 @@ def loop_lock() -> Iterator[bool]:
     """Whether this process may run a pass now: a session-level advisory lock on PostgreSQL,
     released on exit or when the connection dies. SQLite (the embedded default) runs one
     process, so every pass may run."""
+    with _advisory_lock(LOOP_LOCK_KEY, wait=0) as held:
+        yield held
+
+
+@contextmanager
+def step_lock(*, wait: float | None) -> Iterator[bool]:
+    """Whether this process owns the steps now (STEP_LOCK_KEY), waiting up to `wait` seconds
+    for it (None: as long as it takes; 0: not at all). Reentrant within a connection."""
+    with _advisory_lock(STEP_LOCK_KEY, wait=wait) as held:
+        yield held
+
+
+@contextmanager
+def _advisory_lock(key: int, *, wait: float | None) -> Iterator[bool]:
     if connection.vendor != "postgresql":
         yield True
         return
+    held = False
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [LOOP_LOCK_KEY])
-        held = bool(cursor.fetchone()[0])
+        if wait is None:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+            held = True
+        else:
+            deadline = time.monotonic() + wait
+            while True:
+                cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+                held = bool(cursor.fetchone()[0])
+                if held or time.monotonic() >= deadline:
+                    break
+                time.sleep(STEP_LOCK_POLL_SECONDS)
     try:
         yield held
     finally:
         if held:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [LOOP_LOCK_KEY])
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
 def loop_run_exclusive(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> LoopReport | None:
     """`loop_run`, unless another pass holds the loop's lock: then nothing, and one log line.
-    Before it lets go of the lock, the pass takes the step requests that came due meanwhile
-    (their events found it running)."""
+    Before it lets go of the step lock, the pass takes the step requests that came due
+    meanwhile (their events found it stepping)."""
     with loop_lock() as held:
         if not held:
             logger.info("a pass of the loop is still running: this one is skipped")
             return None
-        report = loop_run(now=now, dispatch=dispatch)
-        events = step_requests_take()
-        report.steps += events.steps
-        report.errors += events.errors
-        return report
+        return loop_run(now=now, dispatch=dispatch, requests=True)
 
 
 # ---- The event path ------------------------------------------------------------------------
@@ -232,25 +285,36 @@ def step_request_record(*, batch_id: int) -> bool:
 
 
 def step_requests_run(*, publish: Publish | None = None) -> EventReport | None:
-    """The event path's turn (ranking.tasks.step_requested): under the loop's lock, every due
-    step request taken (`step_requests_take`); None when a pass or another event holds it."""
-    with loop_lock() as held:
+    """The event path's turn (ranking.tasks.step_requested): the due requests' batches
+    confirmed with their channels (no lock: a pass may be syncing meanwhile), then, with the
+    step lock (waited for up to STEP_LOCK_WAIT_SECONDS), every due request taken
+    (`step_requests_take`); None when a pass's steps or another event kept it."""
+    now = timezone.now()
+    confirmed: set[int] = set()
+    for request in StepRequest.objects.filter(due_at__lte=now).select_related("topic").order_by("due_at"):
+        batch = _current_batch(request.topic)
+        if batch is not None:
+            batch_sync_report(batch_id=batch.pk, now=now)
+            confirmed.add(batch.pk)
+    with step_lock(wait=STEP_LOCK_WAIT_SECONDS) as held:
         if not held:
             return None
-        return step_requests_take(publish=publish)
+        return step_requests_take(publish=publish, confirmed=confirmed)
 
 
-def step_requests_take(*, publish: Publish | None = None) -> EventReport:
-    """With the loop's lock held: for each due request, its topic's current batch confirmed
-    with its channel, then the topic stepped if it is ready; see the module docstring."""
+def step_requests_take(*, publish: Publish | None = None, confirmed: Collection[int] = ()) -> EventReport:
+    """With the step lock held: for each due request, its topic's current batch confirmed
+    with its channel (unless it is among `confirmed` already), then the topic stepped if it
+    is ready; see the module docstring."""
     report = EventReport()
     now = timezone.now()
     excluded: dict[int, set[int]] = {}
     for request in StepRequest.objects.filter(due_at__lte=now).select_related("topic").order_by("due_at"):
         topic = request.topic
-        batch = topic.batches.filter(status=Batch.Status.PUBLISHED).order_by("-number", "-pk").first()
+        batch = _current_batch(topic)
         if batch is not None:
-            batch_sync_report(batch_id=batch.pk, now=now)
+            if batch.pk not in confirmed:
+                batch_sync_report(batch_id=batch.pk, now=now)
             if topic.state == Topic.State.IMPORTING and batch.kind == Batch.Kind.LIKERT:
                 topic_start(topic_id=topic.pk)  # its Likert batch was published outside the loop, as in loop_run
                 topic.refresh_from_db(fields=["state"])
@@ -274,6 +338,10 @@ def step_requests_take(*, publish: Publish | None = None) -> EventReport:
         campaigns_finish()
     report.next_due = StepRequest.objects.aggregate(due=Min("due_at"))["due"]
     return report
+
+
+def _current_batch(topic: Topic) -> Batch | None:
+    return topic.batches.filter(status=Batch.Status.PUBLISHED).order_by("-number", "-pk").first()
 
 
 def _pending(batch_id: int) -> bool:

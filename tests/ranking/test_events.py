@@ -121,30 +121,53 @@ def test_a_burst_of_answers_for_one_batch_makes_one_step(event_worker, turk):
     _stepped_once(topic)
 
 
-def test_an_event_that_finds_a_pass_running_is_taken_once_the_pass_lets_go(event_worker, turk):
-    topic, hits = _likert_round(hits=2)
+def _holder() -> psycopg2.extensions.connection:
+    """A connection of its own, as a pass's in another process would be."""
     settings_dict = connection.settings_dict
-    pass_connection = psycopg2.connect(
+    holder = psycopg2.connect(
         dbname=settings_dict["NAME"],
         user=settings_dict["USER"],
         host=settings_dict["HOST"],
         port=settings_dict["PORT"],
         password=settings_dict["PASSWORD"] or None,
     )
-    pass_connection.autocommit = True
+    holder.autocommit = True
+    return holder
+
+
+def test_an_event_that_finds_a_pass_stepping_is_taken_once_the_pass_lets_go(event_worker, turk):
+    topic, hits = _likert_round(hits=2)
+    pass_connection = _holder()
     try:
-        with pass_connection.cursor() as cursor:  # a pass of the loop holds the lock
-            cursor.execute("SELECT pg_advisory_lock(%s)", [workflow.LOOP_LOCK_KEY])
+        with pass_connection.cursor() as cursor:  # a pass of the loop is stepping: it owns the steps
+            cursor.execute("SELECT pg_advisory_lock(%s)", [workflow.STEP_LOCK_KEY])
         for index, hit in enumerate(hits):
             turk.worker(f"APASS{index:09d}").complete(hit.hit_id)
         _until(lambda: StepRequest.objects.exists(), "the request recorded")
-        time.sleep(4)  # the event's task came, found the pass, and waits for it
+        time.sleep(4)  # the event's task came, found the steps owned, and waits for them
         topic.refresh_from_db()
         assert topic.state == Topic.State.LIKERT and StepRequest.objects.filter(topic=topic).exists()
     finally:
         pass_connection.close()  # the pass ends: its lock goes with its connection
 
     _stepped_once(topic)
+
+
+def test_an_event_steps_its_topic_while_a_pass_syncs(event_worker, turk):
+    """A pass holds the loop's lock for all of its sync, which is most of it; the event
+    needs only the step lock, so its topic moves on before that pass ends."""
+    topic, hits = _likert_round(hits=2)
+    pass_connection = _holder()
+    try:
+        with pass_connection.cursor() as cursor:  # a pass is running (syncing: no step lock)
+            cursor.execute("SELECT pg_advisory_lock(%s)", [workflow.LOOP_LOCK_KEY])
+        for index, hit in enumerate(hits):
+            turk.worker(f"ASYNCING{index:06d}").complete(hit.hit_id)
+
+        _stepped_once(topic)
+        assert workflow.loop_run_exclusive() is None  # and the pass is still the only one
+    finally:
+        pass_connection.close()
 
 
 def test_a_forged_answer_that_fills_a_batch_makes_no_step(event_worker, turk):
