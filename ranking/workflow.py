@@ -83,6 +83,7 @@ from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.work.chunks import Dispatch
 from crowd.work.expiry import batch_expire
 from crowd.work.ledger import BudgetExceeded
+from crowd.work.progress import campaign_progress
 from crowd.work.publishing import PublishResult, batch_publish
 from crowd.work.rounds import topic_publish
 from ranking.models import StepRequest
@@ -162,6 +163,7 @@ def loop_run(
     if publish is None and dispatch is not None:  # what a step publishes is shared with the workers too
         publish = functools.partial(_publish_shared, dispatch=dispatch)
     synced, report.sync = channels_sync_report(now=now, dispatch=dispatch)
+    stepped: set[int] = set()  # campaigns an event stepped at the pass's end
     with step_lock(wait=None):
         _steps_take(report, synced.campaign_ids, publish)
         report.finished = campaigns_finish()
@@ -169,7 +171,16 @@ def loop_run(
             events = step_requests_take(publish=publish)
             report.steps += events.steps
             report.errors += events.errors
+            stepped.update(events.quality_runs)
+    pages_warm(synced.campaign_ids | set(report.quality_runs) | stepped)
     return report
+
+
+def pages_warm(campaign_ids: Collection[int]) -> None:
+    """The dashboard's figures of the campaigns a pass or an event changed, counted now into
+    the cache every web process shares (crowd.work.progress), so the next page finds them."""
+    for campaign in Campaign.objects.filter(pk__in=campaign_ids):
+        campaign_progress(campaign)
 
 
 def _steps_take(report: LoopReport, synced: set[int], publish: Publish | None) -> None:
@@ -299,7 +310,9 @@ def step_requests_run(*, publish: Publish | None = None) -> EventReport | None:
     with step_lock(wait=STEP_LOCK_WAIT_SECONDS) as held:
         if not held:
             return None
-        return step_requests_take(publish=publish, confirmed=confirmed)
+        report = step_requests_take(publish=publish, confirmed=confirmed)
+    pages_warm(set(report.quality_runs))
+    return report
 
 
 def step_requests_take(*, publish: Publish | None = None, confirmed: Collection[int] = ()) -> EventReport:

@@ -8,13 +8,16 @@ from decimal import Decimal
 
 import psycopg2
 import pytest
+from django.core.cache import cache
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.campaigns import campaign_resume
 from annotation.models import Batch, Campaign, Topic
 from crowd.qc import worker_quality
 from crowd.tasks import sync_chunks_dispatch
+from crowd.work.progress import campaign_progress
 from crowd.work.sync import assignments_sync
 from ranking import tasks, workflow
 from tests.factories import CampaignFactory, PropositionFactory, TopicFactory
@@ -255,3 +258,21 @@ def test_advance_topic_steps_with_the_stored_exclusions_and_runs_no_quality_cont
 
     assert runs == []  # quality control is the loop's, once per campaign
     assert result["action"] == "likert_done" and len(calls) == 1
+
+
+def test_a_pass_leaves_the_dashboards_figures_of_what_it_changed_in_the_cache():
+    """Pages warm (issue 26): the campaign page's counted labels and expected answers are in
+    the shared cache once a pass stepped the campaign, so its next page counts nothing again."""
+    campaign, latent = campaign_with_topics(2)
+    for topic in campaign.topics.all():
+        answer_batch(start_likert(topic), latent, random.Random(3))
+    cache.clear()
+    with CaptureQueriesContext(connection) as cold:
+        campaign_progress(campaign)
+    cache.clear()
+
+    workflow.loop_run(publish=lambda batch_id, live: None)
+
+    with CaptureQueriesContext(connection) as warm:
+        campaign_progress(campaign)
+    assert len(warm) < len(cold), (len(warm), len(cold))
