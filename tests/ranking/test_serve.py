@@ -68,7 +68,7 @@ def _serve(tmp_path: Path, port: int, *extra: str) -> subprocess.Popen:
     )
 
 
-def _lines_until(process: subprocess.Popen, marker: str, timeout: float = 120) -> list[str]:
+def _lines_until(process: subprocess.Popen, marker: str, timeout: float = 300) -> list[str]:
     lines, deadline = [], time.monotonic() + timeout
     assert process.stdout is not None
     while time.monotonic() < deadline:
