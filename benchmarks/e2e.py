@@ -18,7 +18,7 @@ submission per assignment (gunicorn's time for every HIT page GET and answer POS
 from its access log); marketplace calls per HIT by operation (the access log) and database
 transactions per HIT (pg_stat_database: each statement outside a transaction block counts
 one); the idle time between a batch's last answer and the next batch's publication in its
-topic (p50/p95, from the database's timestamps); QC runs and their cost; peak memory (VmHWM)
+topic (p50/p95, from the database's timestamps); QC runs and their cost, and those of the Likert round beside one full QC run from every label (the issue's 2×); peak memory (VmHWM)
 per process; the load average beside them. The last line is every figure as one JSON object.
 Not part of `make test` or `make bench` (benchmarks/*_bench.py).
 """
@@ -407,7 +407,8 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
     hits = HIT.objects.filter(task__batch__topic__campaign=campaign).count()
     assignments = Assignment.objects.filter(task__batch__topic__campaign=campaign).count()
     calls, page, submit, endpoint = _access_log(workdir / "access.log")
-    qc = [tuple(map(float, line.split())) for line in _lines(workdir / "qc.log")]
+    qc = [tuple(map(float, line.split()[:2])) for line in _lines(workdir / "qc.log")]
+    likert_qc, full_qc = _likert_round_qc(campaign, workdir / "qc.log")
     tasks = [
         (match["name"], float(match["seconds"]))
         for match in LOOP_TASK.finditer((workdir / "worker.log").read_text(errors="replace"))
@@ -451,6 +452,10 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
             "last_run_cpu_seconds": round(qc[-1][1], 3) if qc else None,
             # the issue's target: QC over the run at most 2x one full run at the end
             "cpu_over_last_run": round(sum(cpu for _, cpu in qc) / qc[-1][1], 1) if qc and qc[-1][1] else None,
+            # the issue's target: QC over the Likert round at most 2x one full run from every label
+            "likert_round": likert_qc,
+            "full_run_cpu_seconds": round(full_qc, 3),
+            "likert_round_over_full_run": round(likert_qc["cpu_seconds"] / full_qc, 2) if full_qc else None,
         },
         "loop_passes": {"runs": len(passes), "wall_seconds": round(sum(passes), 1)},
         "event_steps": {"runs": len(events), "wall_seconds": round(sum(events), 1)},
@@ -474,6 +479,28 @@ def _access_log(path: Path) -> tuple[Counter, list[int], list[int], list[int]]:
         if hit and match["status"].startswith(("2", "3")):
             (submit if hit["submit"] else page).append(int(match["micros"]))
     return calls, page, submit, endpoint
+
+
+def _likert_round_qc(campaign, log: Path) -> tuple[dict, float]:
+    """The QC runs of the Likert round (those that ended by the time the campaign's last topic
+    had its Likert round scored: its first comparison batch made), their CPU summed; and the
+    CPU of one full QC run from every label (`campaign_quality_recompute`), here, at the end."""
+    from django.db.models import Min
+
+    from annotation.models import Batch
+    from crowd.qc.worker_quality import campaign_quality_recompute
+
+    comparisons = Batch.objects.filter(topic__campaign=campaign, kind=Batch.Kind.COMPARISON)
+    firsts = comparisons.values("topic_id").annotate(first=Min("created_at")).values_list("first", flat=True)
+    scored = max(firsts, default=None)
+    runs = [line.split() for line in _lines(log)]
+    round_cpu = [
+        float(cpu) for _wall, cpu, *end in runs if scored is None or (end and float(end[0]) <= scored.timestamp())
+    ]
+    start = time.thread_time()
+    campaign_quality_recompute(campaign_id=campaign.pk)
+    full = time.thread_time() - start
+    return {"runs": len(round_cpu), "cpu_seconds": round(sum(round_cpu), 3)}, full
 
 
 def _idle_seconds(campaign) -> list[float]:
@@ -531,7 +558,9 @@ def _report(figures: dict) -> None:
         f"over {idle['batches']} batches\n"
         f"  QC: {figures['qc']['runs']} runs, {figures['qc']['wall_seconds']} s wall, {figures['qc']['cpu_seconds']} s "
         f"CPU (last run {figures['qc']['last_run_cpu_seconds']} s: the run's QC {figures['qc']['cpu_over_last_run']}× "
-        f"one run at its end, target 2×); loop passes {figures['loop_passes']}; event steps {figures['event_steps']}\n"
+        f"one run at its end); over the Likert round {figures['qc']['likert_round']['runs']} runs, "
+        f"{figures['qc']['likert_round']['cpu_seconds']} s CPU beside one full run from every label "
+        f"{figures['qc']['full_run_cpu_seconds']} s: {figures['qc']['likert_round_over_full_run']}× (target 2×); loop passes {figures['loop_passes']}; event steps {figures['event_steps']}\n"
         f"  first page after a gunicorn start (s): {figures['first_page_after_start']}\n"
         f"  peak memory (MB): {figures['peak_memory_mb']}"
     )

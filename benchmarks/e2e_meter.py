@@ -1,7 +1,8 @@
 """The Celery application of `benchmarks/e2e.py`'s worker: the project's (config.celery), with
 each run of quality control timed. Every pool process wraps the one QC entry point where the
 loop and the tasks call it (crowd.qc.worker_quality.campaign_quality_refresh) and appends a
-line per run to the file E2E_QC_LOG names: `<wall seconds> <CPU seconds of the thread>`.
+line per run to the file E2E_QC_LOG names: `<wall seconds> <CPU seconds of the thread> <end,
+Unix time>`.
 Nothing else changes: the tasks, the schedule and the settings are the deployment's."""
 
 import functools
@@ -38,7 +39,7 @@ def _metered(original, log: str):
             return original(*args, **kwargs)
         finally:
             with open(log, "a", encoding="ascii") as handle:
-                handle.write(f"{time.monotonic() - wall:.4f} {time.thread_time() - cpu:.4f}\n")
+                handle.write(f"{time.monotonic() - wall:.4f} {time.thread_time() - cpu:.4f} {time.time():.3f}\n")
 
     wrapper.metered = True  # type: ignore[attr-defined]
     return wrapper
