@@ -1,9 +1,9 @@
 """Issue 15's findings, and issue 24's about the deployment (N2, N3, N4, N6), replayed against
 the production deployment: gunicorn with SALIENCE_ENV=production behind the repository's nginx,
-over HTTPS, on PostgreSQL and Redis (tests/attacks/deployment.py). The loop runs as `manage.py sync_hits` (in one process
-kept up for the deployment, as a worker runs its passes) under the same
-environment. The other modules of tests/attacks/ take each finding apart under the test
-settings; here each one is shown to hold in the configuration a researcher deploys.
+over HTTPS, on PostgreSQL and Redis (tests/attacks/deployment.py). The loop runs as
+`manage.py sync_hits` under the same environment (in one process kept up for the deployment, as
+a worker runs its passes). The other modules of tests/attacks/ take each finding apart under the
+test settings; here each one is shown to hold in the configuration a researcher deploys.
 """
 
 import csv
