@@ -3,7 +3,14 @@ missing one is a failure, never a skip."""
 
 import gc
 import os
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -141,41 +148,20 @@ def redis_url():
     return require_service("SALIENCE_TEST_REDIS_URL", "Redis")
 
 
-@pytest.fixture
-def celery_worker_process(redis_url, live_server, settings, transactional_db):
-    """A real Celery worker (with embedded beat) on Redis, using this test's database and
-    serving the live server's HIT pages and local MTurk endpoint; stopped afterwards."""
-    import signal
-    import subprocess
-    import sys
-    import tempfile
-    import time
-    from pathlib import Path
-
-    from django.db import connection
-
-    from config.celery import app
-
-    database = settings.DATABASES["default"]
-    if connection.vendor != "postgresql":
-        message = "a Celery worker needs PostgreSQL: run the suite with `make test`"
-        if CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{connection.settings_dict['NAME']}"
-    settings.SITE_URL = live_server.url
-    settings.MTURK_LOCAL_ENDPOINT_URL = f"{live_server.url}/localturk/"
+@contextmanager
+def celery_worker_started(*, database_url: str, redis_url: str, site_url: str, sync_interval: str):
+    """A real Celery worker (with embedded beat, a pass every `sync_interval` seconds) on Redis,
+    using `database_url` and serving `site_url`'s HIT pages and local MTurk endpoint; stopped
+    at the end."""
+    workdir = Path(tempfile.mkdtemp(prefix="salience-celery-"))
     env = dict(
         os.environ,
-        DATABASE_URL=url,
+        DATABASE_URL=database_url,
         CELERY_BROKER_URL=redis_url,
-        SITE_URL=live_server.url,
-        MTURK_LOCAL_ENDPOINT_URL=settings.MTURK_LOCAL_ENDPOINT_URL,
-        SYNC_INTERVAL_SECONDS=os.environ.get("E2E_SYNC_INTERVAL_SECONDS", "2"),
+        SITE_URL=site_url,
+        MTURK_LOCAL_ENDPOINT_URL=f"{site_url}/localturk/",
+        SYNC_INTERVAL_SECONDS=sync_interval,
     )
-    previous = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
-    app.conf.update(broker_url=redis_url, task_always_eager=False)
-    workdir = Path(tempfile.mkdtemp(prefix="salience-celery-"))
     log = open(workdir / "worker.log", "wb")
     process = subprocess.Popen(
         [
@@ -213,6 +199,50 @@ def celery_worker_process(redis_url, live_server, settings, transactional_db):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         log.close()
+
+
+def runner_database_url() -> str:
+    """The URL of this runner's test database (PostgreSQL: a worker is another process)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        message = "a Celery worker needs PostgreSQL: run the suite with `make test`"
+        if CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    database = connection.settings_dict
+    return f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+
+
+@contextmanager
+def celery_sending_to(redis_url: str):
+    """This process's Celery app enqueues on `redis_url` (not eagerly) until the end."""
+    from config.celery import app
+
+    previous = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
+    app.conf.update(broker_url=redis_url, task_always_eager=False)
+    try:
+        yield app
+    finally:
         app.conf.update(**previous)
         app.pool.force_close_all()
         celery_connections_reset(app)
+
+
+@pytest.fixture
+def celery_worker_process(redis_url, live_server, settings, transactional_db):
+    """A real Celery worker (with embedded beat) on Redis, using this test's database and
+    serving the live server's HIT pages and local MTurk endpoint; stopped afterwards."""
+    database_url = runner_database_url()
+    settings.SITE_URL = live_server.url
+    settings.MTURK_LOCAL_ENDPOINT_URL = f"{live_server.url}/localturk/"
+    with (
+        celery_sending_to(redis_url),
+        celery_worker_started(
+            database_url=database_url,
+            redis_url=redis_url,
+            site_url=live_server.url,
+            sync_interval=os.environ.get("E2E_SYNC_INTERVAL_SECONDS", "2"),
+        ) as process,
+    ):
+        yield process

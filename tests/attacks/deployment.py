@@ -6,10 +6,13 @@ here with a throw-away certificate; the one hop the app trusts stays nginx's).
 The test's own process keeps the test settings: it builds campaigns, publishes, and serves the
 local marketplaces (the local MTurk and Prolific endpoints) on its live server, which the
 production app reaches over HTTP as it would reach MTurk and Prolific. Each pass of the
-campaign loop runs as `manage.py sync_hits` under the production environment.
+campaign loop runs as `manage.py sync_hits` under the production environment, in one process that stays up for the deployment's life
+(tests/attacks/warm_manage.py), as a Celery worker runs the passes in a deployment.
 """
 
+import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -172,24 +175,72 @@ def nginx_running(*, upstream: str, work: Path, tls: bool = False) -> Iterator[i
 # --- The production app --------------------------------------------------------------------
 
 
+class WarmManage:
+    """manage.py under an environment, in one process started at the first command and kept for
+    the next ones (tests/attacks/warm_manage.py): a pass of the loop costs the pass, not a fresh
+    import of the app. Each command's stdout and stderr are its own, as a fresh process's."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        self.env = env
+        self.log = log
+        self.process: subprocess.Popen | None = None
+        self.pending = b""
+
+    def run(self, *args: str, timeout: float) -> subprocess.CompletedProcess:
+        if self.process is None:
+            with open(self.log, "ab") as log:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "tests.attacks.warm_manage"],
+                    cwd=ROOT,
+                    env=self.env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    bufsize=0,
+                )
+            self._answer(timeout)  # django.setup() done
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(args).encode() + b"\n")
+        answer = self._answer(timeout)
+        return subprocess.CompletedProcess(
+            ["manage.py", *args], answer["returncode"], answer["stdout"], answer["stderr"]
+        )
+
+    def _answer(self, timeout: float) -> dict:
+        assert self.process is not None and self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.process.stdout], [], [], max(left, 0))
+            chunk = self.process.stdout.read(65536) if ready else b""
+            if not chunk:
+                self.stop()
+                what = "exited" if ready else f"gave no answer within {timeout:.0f} s"
+                raise AssertionError(f"manage.py {what}:\n" + self.log.read_text()[-3000:])
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
 @dataclass
 class Production:
-    """The running deployment: its public URL (nginx, HTTPS) and its environment."""
+    """The running deployment: its public URL (nginx, HTTPS), its environment, and the process
+    its management commands run in."""
 
     url: str
     env: dict[str, str]
     log: Path
+    commands: WarmManage
 
     def manage(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         """A management command under the production settings (a pass of the loop: sync_hits)."""
-        result = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        result = self.commands.run(*args, timeout=timeout)
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 
@@ -303,12 +354,14 @@ def production(*, live_server_url: str, redis_url: str, **overrides: str) -> Ite
                     stdout=output,
                     stderr=subprocess.STDOUT,
                 )
+                commands = WarmManage(env, work / "manage.log")
                 try:
                     _wait_for_port(app_port, process, "gunicorn", timeout=60)
-                    site = Production(url=url, env=env, log=log)
+                    site = Production(url=url, env=env, log=log, commands=commands)
                     _wait_until_serving(site)
                     yield site
                 finally:
+                    commands.stop()
                     _stop(process)
                     connection.close()
 

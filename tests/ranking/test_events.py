@@ -18,7 +18,13 @@ from crowd.work.publishing import batch_publish
 from ranking import tasks, workflow
 from ranking.models import RankingSnapshot, StepRequest
 from ranking.pipeline import topic_start
-from tests.conftest import celery_connections_reset
+from tests.conftest import (
+    celery_connections_reset,
+    celery_sending_to,
+    celery_worker_started,
+    require_service,
+    runner_database_url,
+)
 from tests.crowd.conftest import LocalTurk
 from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory
 
@@ -26,18 +32,26 @@ pytestmark = [pytest.mark.mturk, pytest.mark.django_db(transaction=True)]
 WAIT = 90  # seconds: a deadline for what the worker does, never an assertion on time
 
 
-@pytest.fixture
-def quiet_beat(monkeypatch):
-    """The worker's beat sends no pass during the test: whatever steps a topic is an event."""
-    monkeypatch.setenv("E2E_SYNC_INTERVAL_SECONDS", "3600")
+@pytest.fixture(scope="module")
+def _module_worker(django_db_setup, live_server):
+    """One Celery worker for the module's tests that need one (starting it is most of a short
+    test's time), on the runner's test database, which each test empties as ever. Its beat sends
+    no pass (an hour away): whatever steps a topic is an event. The tests without a worker come
+    first in the module, so that no task of a worker's runs beside them."""
+    with celery_worker_started(
+        database_url=runner_database_url(),
+        redis_url=require_service("SALIENCE_TEST_REDIS_URL", "Redis"),
+        site_url=live_server.url,
+        sync_interval="3600",
+    ) as process:
+        yield process
 
 
 @pytest.fixture
-def event_worker(quiet_beat, celery_worker_process):
-    from config.celery import app
-
-    celery_connections_reset(app)  # enqueue on the worker's Redis, not a broker an earlier test met
-    return celery_worker_process
+def event_worker(_module_worker, redis_url, transactional_db):
+    with celery_sending_to(redis_url) as app:
+        celery_connections_reset(app)  # enqueue on the worker's Redis, not a broker an earlier test met
+        yield _module_worker
 
 
 @pytest.fixture
@@ -92,6 +106,63 @@ def _stepped_once(topic: Topic) -> None:
     assert batch.status == Batch.Status.PUBLISHED
     assert HIT.objects.filter(task__batch=batch).count() == batch.tasks.count()
     assert not StepRequest.objects.exists()
+
+
+# ---- Without a worker: what the event path reports and where it stops ------------------------
+
+
+def test_an_answer_reports_its_batch_only_when_every_task_holds_its_answers(django_capture_on_commit_callbacks):
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(10, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
+    first, second = batch.tasks.order_by("position")
+    AssignmentFactory(task=first)
+    assert events.task_answered(task_id=first.pk) is None  # the other task has nothing yet
+    refused = AssignmentFactory(task=second, verification=Assignment.Verification.UNVERIFIED)
+    assert events.task_answered(task_id=second.pk) is None  # a refused answer fills nothing
+    Assignment.objects.filter(pk=refused.pk).update(verification=Assignment.Verification.PENDING)
+    heard: list[int] = []
+    events.batch_full_listen(heard.append)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert events.task_answered(task_id=second.pk) == batch.pk
+    finally:
+        events._listeners.remove(heard.append)
+    assert heard == [batch.pk]
+
+
+def test_a_pass_takes_the_requests_that_came_due_before_it_lets_go(settings):
+    settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(5, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
+    Topic.objects.filter(pk=topic.pk).update(state=Topic.State.LIKERT)
+    assert workflow.step_request_record(batch_id=batch.pk) is True
+    assert workflow.step_request_record(batch_id=batch.pk) is False  # one request covers a burst
+
+    workflow.loop_run_exclusive()
+
+    assert not StepRequest.objects.exists()  # nothing answered: dropped without a step
+    topic.refresh_from_db()
+    assert topic.state == Topic.State.LIKERT
+
+
+def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE)
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(5, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+
+    tasks.batch_full_heard(batch.pk)
+
+    assert not StepRequest.objects.exists()
+
+
+# ---- With a worker: the event path end to end -----------------------------------------------
 
 
 def test_the_last_answer_of_a_batch_steps_its_topic_once_and_publishes_the_next_batch(event_worker, turk):
@@ -183,57 +254,3 @@ def test_a_forged_answer_that_fills_a_batch_makes_no_step(event_worker, turk):
     assert _comparison_batches(topic) == [] and not RankingSnapshot.objects.exists()
     forged = Assignment.objects.get(assignment_id="FORGEDASSIGNMENT0001")
     assert forged.verification == Assignment.Verification.PENDING  # never counted
-
-
-# ---- Without a worker: what the event path reports and where it stops ------------------------
-
-
-def test_an_answer_reports_its_batch_only_when_every_task_holds_its_answers(django_capture_on_commit_callbacks):
-    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
-    topic = TopicFactory(campaign=campaign)
-    PropositionFactory.create_batch(10, topic=topic)
-    batch = likert_tasks_build(topic=topic, seed=1)
-    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
-    first, second = batch.tasks.order_by("position")
-    AssignmentFactory(task=first)
-    assert events.task_answered(task_id=first.pk) is None  # the other task has nothing yet
-    refused = AssignmentFactory(task=second, verification=Assignment.Verification.UNVERIFIED)
-    assert events.task_answered(task_id=second.pk) is None  # a refused answer fills nothing
-    Assignment.objects.filter(pk=refused.pk).update(verification=Assignment.Verification.PENDING)
-    heard: list[int] = []
-    events.batch_full_listen(heard.append)
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            assert events.task_answered(task_id=second.pk) == batch.pk
-    finally:
-        events._listeners.remove(heard.append)
-    assert heard == [batch.pk]
-
-
-def test_a_pass_takes_the_requests_that_came_due_before_it_lets_go(settings):
-    settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
-    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
-    topic = TopicFactory(campaign=campaign)
-    PropositionFactory.create_batch(5, topic=topic)
-    batch = likert_tasks_build(topic=topic, seed=1)
-    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
-    Topic.objects.filter(pk=topic.pk).update(state=Topic.State.LIKERT)
-    assert workflow.step_request_record(batch_id=batch.pk) is True
-    assert workflow.step_request_record(batch_id=batch.pk) is False  # one request covers a burst
-
-    workflow.loop_run_exclusive()
-
-    assert not StepRequest.objects.exists()  # nothing answered: dropped without a step
-    topic.refresh_from_db()
-    assert topic.state == Topic.State.LIKERT
-
-
-def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):
-    campaign = CampaignFactory(status=Campaign.Status.ACTIVE)
-    topic = TopicFactory(campaign=campaign)
-    PropositionFactory.create_batch(5, topic=topic)
-    batch = likert_tasks_build(topic=topic, seed=1)
-
-    tasks.batch_full_heard(batch.pk)
-
-    assert not StepRequest.objects.exists()
