@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from tests.factories import CampaignFactory
 from tests.services import REDIS_DATABASES, REDIS_DATABASES_PER_RUNNER, free_port, redis_database
@@ -22,8 +23,8 @@ CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 # Property tests check what holds, never how fast: with several runners on two cores, drawing
 # examples may be slow without anything being wrong (HealthCheck.too_slow, per-example deadlines).
-settings.register_profile("salience", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("salience")
+hypothesis_settings.register_profile("salience", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("salience")
 
 
 def require_service(variable: str, what: str) -> str:
