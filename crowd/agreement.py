@@ -2,10 +2,11 @@
 with the per-worker quality control in `crowd.quality` (which re-exports every public
 name here).
 
-Pure core: NumPy and SciPy only, no Django. Labels are `(worker, item, score)` triples and
-comparison votes `(worker, item_a, item_b, winner)`; workers and items are any hashable
-keys. A statistic that is undefined is NaN (or None per worker), never an exception; each
-docstring lists when that happens. Malformed input — a non-finite score, a vote whose
+Pure core: NumPy only, no Django (ranks and Spearman's ρ are computed here rather than taken
+from `scipy.stats`, whose import costs every Django process seconds of CPU at start-up).
+Labels are `(worker, item, score)` triples and comparison votes `(worker, item_a, item_b,
+winner)`; workers and items are any hashable keys. A statistic that is undefined is NaN (or
+None per worker), never an exception; each docstring lists when that happens. Malformed input — a non-finite score, a vote whose
 winner is not one of its two different items — raises ValueError.
 
 Sources: Falke & Gurevych (2017), "Bringing Structure into Summaries: Crowdsourcing a
@@ -26,7 +27,6 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import rankdata
 
 NAN = float("nan")
 
@@ -162,6 +162,38 @@ def pearson(x: ArrayLike, y: ArrayLike) -> float:
     """Pearson r of two equal-length sequences; NaN when n < 3 or either is constant."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     return float(grouped_pearson(np.zeros(len(x), np.intp), x, y, 1)[0][0])
+
+
+def average_ranks(values: ArrayLike) -> np.ndarray:
+    """Ranks 1…n along the last axis, tied values sharing the mean of their places:
+    rank(v) = #(values < v) + (#(values = v) + 1) / 2, as `scipy.stats.rankdata(values,
+    axis=-1)` gives them. A row that holds a NaN is all NaN."""
+    array = np.asarray(values, dtype=float)
+    order = np.argsort(array, axis=-1, kind="stable")
+    ordered = np.take_along_axis(array, order, axis=-1)
+    place = np.broadcast_to(np.arange(array.shape[-1]), array.shape)
+    starts = np.ones(array.shape, dtype=bool)
+    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    ends = np.ones(array.shape, dtype=bool)
+    ends[..., :-1] = starts[..., 1:]
+    # Each sorted place's run of equal values spans places first…last; its rank is their mean + 1.
+    first = np.maximum.accumulate(np.where(starts, place, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, place, array.shape[-1]), axis=-1), axis=-1), axis=-1)
+    ranks = np.empty(array.shape)
+    np.put_along_axis(ranks, order, (first + last) / 2 + 1, axis=-1)
+    ranks[np.isnan(array).any(axis=-1)] = NAN
+    return ranks
+
+
+def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
+    """Spearman's ρ of two equal-length sequences: Pearson r of their `average_ranks`
+    (computed as `scipy.stats.spearmanr` does). NaN when n < 2, either side is constant or
+    either holds a NaN."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or np.isnan(x).any() or np.isnan(y).any() or (x == x[0]).all() or (y == y[0]).all():
+        return NAN
+    # Ranks as columns, as spearmanr stacks them: the same summation order, the same bits.
+    return float(np.corrcoef(np.column_stack((average_ranks(x), average_ranks(y))), rowvar=False)[1, 0])
 
 
 def meta_worker_agreement(labels: Iterable[tuple[Hashable, Hashable, float]], n: int = 5) -> float:
@@ -308,7 +340,7 @@ def _bootstrap_rhos(
         if integers:  # the labels of a scale: rank the sums by counting, the same ranks as the means'
             ranks = _counted_average_ranks((sample.sum(axis=-1) - size * low).astype(np.intp), span)
         else:
-            ranks = rankdata(sample.mean(axis=-1), axis=-1)
+            ranks = average_ranks(sample.mean(axis=-1))
         ranks -= ranks.mean(axis=-1, keepdims=True)
         first, second = ranks[:, 0], ranks[:, 1]
         spread = np.sqrt((first**2).sum(axis=-1) * (second**2).sum(axis=-1))
@@ -318,7 +350,7 @@ def _bootstrap_rhos(
 
 
 def _counted_average_ranks(values: np.ndarray, span: int) -> np.ndarray:
-    """Average ranks along the last axis of integers in [0, span), as `rankdata` gives them:
+    """Average ranks along the last axis of integers in [0, span), as `average_ranks` gives them:
     rank(v) = #(values < v) + (#(values = v) + 1) / 2, by counting instead of sorting."""
     rows = values.reshape(-1, values.shape[-1])
     cells = rows + (np.arange(len(rows)) * span)[:, None]
@@ -360,7 +392,7 @@ def run_reliability(a: Mapping[K, float | None], b: Mapping[K, float | None]) ->
     r = pearson(x, y)
     if math.isnan(r):
         return RunReliability(NAN, NAN, len(shared), "a run's estimates are all equal")
-    return RunReliability(r, pearson(rankdata(x), rankdata(y)), len(shared))
+    return RunReliability(r, pearson(average_ranks(x), average_ranks(y)), len(shared))
 
 
 def _finite(value: float | None) -> bool:

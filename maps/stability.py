@@ -1,7 +1,7 @@
 """Stability of the gold input: how the crowd's top 50 moves when the crowd is resampled
 (seed 004's bootstrap applied to the Likert round of Falke & Gurevych 2017, §5.3).
 
-Pure (NumPy and SciPy only). For each k, two independent resamples draw, per proposition, k
+Pure (NumPy, and Spearman's ρ from `crowd.agreement`). For each k, two independent resamples draw, per proposition, k
 of its workers' scores with replacement; each resample ranks the propositions by their mean
 (ties broken at random) and keeps its top `top`. Reported per k, as means over `runs` pairs:
 the Jaccard index of the two top sets, Spearman's ρ between the two resamples' means, and the
@@ -16,7 +16,8 @@ from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import spearmanr
+
+from crowd.agreement import spearman_rho
 
 __all__ = ["StabilityPoint", "bootstrap_stability"]
 
@@ -63,7 +64,7 @@ def bootstrap_stability(
             union = first_top | second_top
             jaccards.append(len(first_top & second_top) / len(union) if union else 1.0)
             if np.ptp(first_means) > 0 and np.ptp(second_means) > 0:
-                rhos.append(float(spearmanr(first_means, second_means).statistic))
+                rhos.append(spearman_rho(first_means, second_means))
             if wanted:
                 shares.append(len(wanted & first_top) / len(wanted))
         points.append(

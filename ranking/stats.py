@@ -1,4 +1,5 @@
-"""Agreement between two rankings: Spearman's ρ and top-k overlap (no Django).
+"""Agreement between two rankings: Spearman's ρ and top-k overlap (no Django; ρ comes from
+`crowd.agreement.spearman_rho`).
 
 Used by the benchmarks to score a ranking against a simulated truth, and usable for the
 refit snapshots (Spearman with the previous snapshot, entries into the top 50).
@@ -8,7 +9,7 @@ import math
 from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
-from scipy.stats import spearmanr
+from crowd.agreement import spearman_rho
 
 K = TypeVar("K", bound=Hashable)
 
@@ -31,7 +32,7 @@ def spearman(scores_a: Mapping[K, float], scores_b: Mapping[K, float]) -> float 
     b = [scores_b[key] for key in shared]
     if len(shared) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
         return None
-    rho = float(spearmanr(a, b).statistic)
+    rho = spearman_rho(a, b)
     return None if math.isnan(rho) else rho
 
 

@@ -19,7 +19,6 @@ from annotation.models import Campaign, Proposition, Topic
 from annotation.suitability import verification
 from annotation.suitability.models import ClassifierRun, SuitabilityDecision, SuitabilityStudy
 from annotation.suitability.selectors import topics_built, topics_filterable
-from annotation.suitability.training import final_label
 from config.errors import Conflict, NotFound
 
 
@@ -34,6 +33,17 @@ def _built_refusal(*, campaign: Campaign, keys: list[str]) -> FilterClosed:
         "before publishing, or import the propositions under a new topic key.",
         details={"topics": keys},
     )
+
+
+def final_label(*, predicted: bool, expert: bool | None, verified: bool | None) -> tuple[bool, str]:
+    """The label a decision takes effect with, and its source: a verification beats an expert
+    label beats the prediction. Training and verifying both use it; it lives here, not with
+    the classifier, so verifying and applying do not import scikit-learn."""
+    if verified is not None:
+        return verified, SuitabilityDecision.Source.VERIFIED
+    if expert is not None:
+        return expert, SuitabilityDecision.Source.EXPERT
+    return predicted, SuitabilityDecision.Source.CLASSIFIER
 
 
 def latest_run(study: SuitabilityStudy) -> ClassifierRun | None:

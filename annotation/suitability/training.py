@@ -12,19 +12,12 @@ from django.utils import timezone
 
 from annotation.models import Campaign, Proposition
 from annotation.suitability import classifier
+from annotation.suitability.decisions import final_label
 from annotation.suitability.features import FEATURE_NAMES, features, known_weak
 from annotation.suitability.models import ClassifierRun, SuitabilityDecision, SuitabilityStudy
 from annotation.suitability.selectors import topics_filterable
 from annotation.suitability.studies import study_agreement
 from config.errors import ApplicationError
-
-
-def final_label(*, predicted: bool, expert: bool | None, verified: bool | None) -> tuple[bool, str]:
-    if verified is not None:
-        return verified, SuitabilityDecision.Source.VERIFIED
-    if expert is not None:
-        return expert, SuitabilityDecision.Source.EXPERT
-    return predicted, SuitabilityDecision.Source.CLASSIFIER
 
 
 def _row(proposition: Proposition) -> list[float]:

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes, arrays
+from scipy.stats import rankdata, spearmanr
 
+from crowd.agreement import average_ranks, spearman_rho
 from crowd.quality import (
     bootstrap_stability,
     krippendorff_alpha,
@@ -288,3 +291,39 @@ def test_crowd_statistics_never_raise_on_small_inputs(labels):
         assert math.isnan(value) or value <= 1.0 + 1e-12
     for point in bootstrap_stability(labels, draws=3, rng=0):
         assert math.isnan(point.mean) or -1.0 <= point.mean <= 1.0
+
+
+# Few distinct values, so most draws have ties; infinities and signed zeros on purpose.
+tied_values = st.sampled_from([0.0, -0.0, 1.0, 1.5, 2.0, -4.0, 1e300, math.inf, -math.inf])
+
+
+def test_average_ranks_by_hand():
+    ranks = average_ranks([[3, 1, 3, 2, 3], [0, 0, 0, 0, 0]])
+    assert ranks.tolist() == [[4.0, 1.0, 4.0, 2.0, 4.0], [3.0, 3.0, 3.0, 3.0, 3.0]]
+
+
+@given(arrays(np.float64, array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9), elements=tied_values))
+def test_average_ranks_match_scipy_along_the_last_axis(values):
+    np.testing.assert_array_equal(average_ranks(values), rankdata(values, axis=-1))
+
+
+@given(
+    arrays(
+        np.float64,
+        array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=6),
+        elements=tied_values | st.just(math.nan),
+    )
+)
+def test_average_ranks_of_a_row_with_nan_are_nan_as_in_scipy(values):
+    ranks = average_ranks(values)
+    np.testing.assert_array_equal(ranks, rankdata(values, axis=-1))
+    assert np.isnan(ranks).all(axis=-1).tolist() == np.isnan(values).any(axis=-1).tolist()
+
+
+@pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
+@given(st.lists(st.tuples(tied_values, st.sampled_from([0.0, 1.0, 2.0, 2.0, 3.5, math.nan])), max_size=30))
+def test_spearman_rho_matches_scipy(pairs):
+    x, y = [p[0] for p in pairs], [p[1] for p in pairs]
+    expected = spearmanr(x, y).statistic if len(pairs) >= 2 else math.nan
+    rho = spearman_rho(x, y)
+    assert (math.isnan(rho) and math.isnan(expected)) or rho == expected
