@@ -12,8 +12,12 @@ call in flight holds one of that many *slots*: on PostgreSQL a session advisory 
 (key: the channel's, the slot's number) taken by the calling thread's connection for every
 thread it starts, and let go when its calls are done, or when its process dies with the
 connection; elsewhere (SQLite: one process) a semaphore of the process. A holder that finds
-no slot free waits for one. So adding processes adds calls in flight up to the bound, and
-never beyond it.
+no slot free blocks on one (`pg_advisory_lock`, no polling): the slot the fewest others wait
+for, so waiters spread over the holders; it has that slot the moment its holder lets it go
+(or dies), then takes whichever others are free at that moment, up to what it wants. It
+waits for its own slot only, not the first of any: a slot let go that nobody waits for is
+taken by the next holder that asks. So adding processes adds calls in flight up to the
+bound, and never beyond it.
 
 Retries. botocore retries throttling (ThrottlingException) and service faults with
 exponential back-off and jitter inside the one call (crowd.marketplaces.mturk.client), holding
@@ -22,9 +26,8 @@ and the caller reports the failure (the Celery task retries it later with back-o
 """
 
 import threading
-import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,8 +41,6 @@ from crowd.marketplaces.registry import channel_policy
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
-
-SLOT_WAIT_SECONDS = 0.05  # between tries for a slot when every one is held
 
 
 @dataclass(frozen=True)
@@ -157,20 +158,40 @@ def _slots(channel: str, wanted: int) -> Iterator[int]:
 
 @contextmanager
 def _advisory_slots(key: int, bound: int, wanted: int) -> Iterator[int]:
-    held: list[int] = []
+    held: list[int] = []  # filled as each lock is taken, so a failure half-way lets go of them all
     try:
-        while not held:
-            with connection.cursor() as cursor:
-                for slot in range(bound):
-                    cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [key, slot])
-                    if cursor.fetchone()[0]:
-                        held.append(slot)
-                        if len(held) == wanted:
-                            break
+        with connection.cursor() as cursor:
+            _free_slots_take(cursor, key, range(bound), wanted, held=held)
             if not held:
-                time.sleep(SLOT_WAIT_SECONDS)
+                slot = _slot_to_wait_for(cursor, key, bound)
+                cursor.execute("SELECT pg_advisory_lock(%s, %s)", [key, slot])
+                held.append(slot)
+                others = [other for other in range(bound) if other != slot]
+                _free_slots_take(cursor, key, others, wanted, held=held)
         yield len(held)
     finally:
         with connection.cursor() as cursor:
             for slot in held:
                 cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [key, slot])
+
+
+def _free_slots_take(cursor, key: int, slots: Iterable[int], wanted: int, *, held: list[int]) -> None:
+    """Those of `slots` that no one holds, taken without waiting into `held` until it has `wanted`."""
+    for slot in slots:
+        if len(held) >= wanted:
+            return
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [key, slot])
+        if cursor.fetchone()[0]:
+            held.append(slot)
+
+
+def _slot_to_wait_for(cursor, key: int, bound: int) -> int:
+    """The slot the fewest sessions of this database wait for (ties: the lowest number)."""
+    cursor.execute(
+        "SELECT objid::int, count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND classid = %s::oid AND objsubid = 2 "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY objid",
+        [key],
+    )
+    waiting = dict(cursor.fetchall())
+    return min(range(bound), key=lambda slot: (waiting.get(slot, 0), slot))
