@@ -170,6 +170,47 @@ def test_holders_waiting_for_slots_spread_over_them_and_each_takes_the_free_ones
     assert _slot_locks(other_connection, granted=True) == []
 
 
+class GatedCalls(SlotWaiter):
+    """A holder whose every call waits for its own gate, so a test says which call ends when."""
+
+    def __init__(self, name: str, events: list, *, items: int):
+        super().__init__(name, events, items=items)
+        self.gates = {item: threading.Event() for item in range(items)}
+        self.started = {item: threading.Event() for item in range(items)}
+
+    def call(self, item):
+        self.events.append((self.name, "calls", item))
+        self.started[item].set()
+        assert self.gates[item].wait(30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_holder_short_of_its_share_takes_slots_let_go_as_its_calls_end(settings, other_connection):
+    settings.MTURK_CONCURRENT_CALLS = 3
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 3
+    key = slot_key("mturk")
+    with other_connection.cursor() as cursor:  # another process has two of the three slots
+        cursor.execute("SELECT pg_advisory_lock(%s, 1), pg_advisory_lock(%s, 2)", [key] * 2)
+    events: list = []
+    holder = GatedCalls("holder", events, items=4)
+    holder.start()
+    assert holder.started[0].wait(30)
+    assert [slot for pid, slot in _slot_locks(other_connection, granted=True) if pid == holder.pid] == [0]
+
+    with other_connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, 1)", [key])  # let go while the holder's one call is out
+    holder.gates[0].set()
+    assert holder.started[1].wait(30) and holder.started[2].wait(30)
+
+    assert events == [("holder", "calls", 0), ("holder", "calls", 1), ("holder", "calls", 2)]  # two out at once
+    assert [slot for pid, slot in _slot_locks(other_connection, granted=True) if pid == holder.pid] == [0, 1]
+    for gate in holder.gates.values():
+        gate.set()
+    holder.join(30)
+    assert not holder.is_alive() and len(events) == 4
+    assert _slot_locks(other_connection, granted=True) == [(other_connection.info.backend_pid, 2)]
+
+
 def test_publishing_in_parallel_makes_one_create_call_per_hit_within_the_bound(local_turk, settings):
     settings.MTURK_CONCURRENT_CALLS = 3
     settings.MARKETPLACE_CALLS_PER_PROCESS = 8  # the channel's bound is the tighter one
