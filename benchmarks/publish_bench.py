@@ -10,7 +10,9 @@ pass, and again with the endpoint's latency fault at `--latency-ms` per call, wh
 workers must shorten it.
 
 The endpoint is gunicorn (2 processes × 8 threads) on PostgreSQL, with Redis for Celery, as
-in sync_bench.py. Every run works its own HITs (a fresh Likert batch to publish; a slice of
+in sync_bench.py; every process keeps its database connections as a deployment does
+(CONN_MAX_AGE=60, config/settings.py's production default, as in e2e.py) unless CONN_MAX_AGE
+is set. Every run works its own HITs (a fresh Likert batch to publish; a slice of
 one round built in bulk, every slot submitted, to approve), so no run sees another's work.
 
 In the same run, for each of publish and approval:
@@ -28,12 +30,13 @@ In the same run, for each of publish and approval:
 
 Sizes smaller than the paper's are extrapolated per HIT, and each row says what it ran. CPU is
 per process tree (this process, the endpoint, the workers), read from /proc; the endpoint's
-CPU per call is also read from its own meter (rehearsal/localturk/meter.py). The last line
-is one JSON object of the figures.
+CPU and queries per call are also read from its own meter (rehearsal/localturk/meter.py), per
+operation, over every run of the benchmark. The last line is one JSON object of the figures.
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -66,6 +69,7 @@ def arguments() -> argparse.Namespace:
 
 
 def main() -> int:
+    os.environ.setdefault("CONN_MAX_AGE", "60")  # read by this process, the endpoint and the workers
     return services_run(arguments(), name="publish", bench=lambda **kw: PublishBench(**kw))
 
 
@@ -119,7 +123,26 @@ class PublishBench(Bench):
                 break
         calls = sum(f["calls"] for f in seen.values())
         cpu = sum(f["calls"] * (f["cpu_ms_per_call"] or 0) for f in seen.values())
-        return {"processes": len(seen), "calls": calls, "cpu_ms_per_call": round(cpu / calls, 2) if calls else None}
+        operations: dict = {}
+        for figures in seen.values():
+            for name, op in figures["operations"].items():
+                total = operations.setdefault(name, {"calls": 0, "cpu_ms": 0.0, "queries": 0.0})
+                total["calls"] += op["calls"]
+                total["cpu_ms"] += op["calls"] * op["cpu_ms_per_call"]
+                total["queries"] += op["calls"] * op["queries_per_call"]
+        return {
+            "processes": len(seen),
+            "calls": calls,
+            "cpu_ms_per_call": round(cpu / calls, 2) if calls else None,
+            "operations": {
+                name: {
+                    "calls": op["calls"],
+                    "cpu_ms_per_call": round(op["cpu_ms"] / op["calls"], 2),
+                    "queries_per_call": round(op["queries"] / op["calls"], 2),
+                }
+                for name, op in sorted(operations.items())
+            },
+        }
 
     # -- publishing
 
@@ -324,7 +347,15 @@ def report(figures: dict) -> None:
             ratio = round(runs["latency_ours_1"]["seconds"] / runs["latency_ours_2"]["seconds"], 2)
             figures[f"{what}_latency_ratio_1_to_2_workers"] = ratio
             print(f"under latency, 1 → 2 worker processes: {ratio}× less time")
-    print(f"endpoint's own meter: {figures['endpoint_meter']}")
+    meter = figures["endpoint_meter"]
+    print(
+        f"endpoint's own meter, {meter['calls']} calls in {meter['processes']} processes: {meter['cpu_ms_per_call']} ms CPU a call"
+    )
+    for name, op in meter["operations"].items():
+        print(
+            f"  {name:32} {op['calls']:>7} calls {op['cpu_ms_per_call']:>7} ms CPU {op['queries_per_call']:>6} queries a call"
+        )
+    print(f"database connections kept for {os.environ.get('CONN_MAX_AGE')} s (CONN_MAX_AGE)")
     print(f"load before {figures['machine_before']['load_average']}, after {figures['machine_after']['load_average']}")
 
 

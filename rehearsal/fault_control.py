@@ -74,18 +74,21 @@ def switches_take(fault_model, operation: str):
     """Consume the switches that apply to one call of `operation`: returns the sum of the
     matching latencies and the oldest matching error switch (or None). A call consumes at
     most one error; latency switches without a count apply until cleared."""
-    latency, error = 0, None
+    latency, error, consumed = 0, None, False
     for fault in switches_live(fault_model).order_by("pk"):
         if fault.operations and operation not in fault.operations:
             continue
         if fault.kind == fault_model.Kind.LATENCY:
-            if fault.remaining is None or _consume(fault):
+            if fault.remaining is None:
                 latency += fault.latency_ms
+            elif _consume(fault):
+                latency, consumed = latency + fault.latency_ms, True
         elif error is None and _consume(fault):
-            error = fault
-    used_up = fault_model.objects.filter(remaining=0)
-    if used_up.exists():  # on SQLite even an empty DELETE takes the write lock
-        used_up.delete()
+            error, consumed = fault, True
+    if consumed:  # the call that takes a switch's last use deletes it; a call that took none queries no more
+        used_up = fault_model.objects.filter(remaining=0)
+        if used_up.exists():  # on SQLite even an empty DELETE takes the write lock
+            used_up.delete()
     return latency, error
 
 

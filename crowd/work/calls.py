@@ -12,8 +12,13 @@ call in flight holds one of that many *slots*: on PostgreSQL a session advisory 
 (key: the channel's, the slot's number) taken by the calling thread's connection for every
 thread it starts, and let go when its calls are done, or when its process dies with the
 connection; elsewhere (SQLite: one process) a semaphore of the process. A holder that finds
-no slot free waits for one. So adding processes adds calls in flight up to the bound, and
-never beyond it.
+no slot free blocks on one (`pg_advisory_lock`, no polling): the slot the fewest others wait
+for, so waiters spread over the holders; it has that slot the moment its holder lets it go
+(or dies), then takes whichever others are free at that moment, up to what it wants. It
+waits for its own slot only, not the first of any: a slot let go that nobody waits for is
+taken by the next holder that asks — or by a holder short of its share, which tries for the
+free ones (one round trip) each time a call of its ends while all it holds are busy. So adding processes adds calls in flight up to the
+bound, and never beyond it.
 
 Retries. botocore retries throttling (ThrottlingException) and service faults with
 exponential back-off and jitter inside the one call (crowd.marketplaces.mturk.client), holding
@@ -22,9 +27,8 @@ and the caller reports the failure (the Celery task retries it later with back-o
 """
 
 import threading
-import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,8 +42,6 @@ from crowd.marketplaces.registry import channel_policy
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
-
-SLOT_WAIT_SECONDS = 0.05  # between tries for a slot when every one is held
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,10 @@ def calls_run(
     wanted = min(len(items), settings.MARKETPLACE_CALLS_PER_PROCESS, channel_policy(channel).concurrent_calls())
     if wanted <= 0:
         return list(items)
-    with _slots(channel, wanted) as held:
-        if held == 1:
+    with _slots(channel, wanted) as slots:
+        if wanted == 1:
             return _in_turn(items, call, done, stop)
-        return _in_threads(items, call, done, stop, threads=held)
+        return _in_threads(items, call, done, stop, slots=slots)
 
 
 def _one(item: Item, call: Callable[[Item], Result]) -> Outcome[Item, Result]:
@@ -97,15 +99,21 @@ def _in_turn(items: Sequence[Item], call: Callable[[Item], Result], done, stop) 
     return []
 
 
-def _in_threads(items: Sequence[Item], call: Callable[[Item], Result], done, stop, *, threads: int) -> list[Item]:
+def _in_threads(items: Sequence[Item], call: Callable[[Item], Result], done, stop, *, slots: "Slots") -> list[Item]:
+    """As many calls in flight as slots held; a holder short of its share takes slots let go
+    by others as its calls end (so a late holder does not finish its items on fewer)."""
     waiting = list(reversed(items))
     stopped = False
     failure: BaseException | None = None
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="marketplace-call") as pool:
+    with ThreadPoolExecutor(max_workers=slots.wanted, thread_name_prefix="marketplace-call") as pool:
         flying: set[Future] = set()
         while flying or (waiting and not stopped):
-            while waiting and not stopped and len(flying) < threads:
+            while waiting and not stopped and len(flying) < slots.held:
                 flying.add(pool.submit(_one, waiting.pop(), call))
+            if waiting and not stopped and slots.held < slots.wanted:  # every slot held is busy
+                slots.more()
+                while waiting and len(flying) < slots.held:
+                    flying.add(pool.submit(_one, waiting.pop(), call))
             finished, flying = wait(flying, return_when=FIRST_COMPLETED)
             for future in finished:
                 try:
@@ -133,44 +141,99 @@ def slot_key(channel: str) -> int:
     return zlib.crc32(f"salience marketplace calls {channel}".encode()) & 0x7FFFFFFF
 
 
+@dataclass
+class Slots:
+    """The slots a holder has (`held`, at least one) of the `wanted` it may use; `more()` takes
+    any let go since, up to `wanted`, without waiting (in the thread that took the first)."""
+
+    wanted: int
+    taken: list[int]
+    take_more: Callable[[], None]
+
+    @property
+    def held(self) -> int:
+        return len(self.taken)
+
+    def more(self) -> None:
+        self.take_more()
+
+
 @contextmanager
-def _slots(channel: str, wanted: int) -> Iterator[int]:
-    """Up to `wanted` of the channel's slots, at least one (waiting for it); how many."""
+def _slots(channel: str, wanted: int) -> Iterator[Slots]:
+    """Up to `wanted` of the channel's slots, at least one (waiting for it)."""
     bound = channel_policy(channel).concurrent_calls()
     if connection.vendor == "postgresql":
-        with _advisory_slots(slot_key(channel), bound, wanted) as held:
-            yield held
+        with _advisory_slots(slot_key(channel), bound, wanted) as slots:
+            yield slots
         return
     with _local_guard:
         semaphore = _local_slots.setdefault(channel, threading.BoundedSemaphore(bound))
-    taken = 0
+    taken: list[int] = []
+
+    def take_more() -> None:
+        while len(taken) < wanted and semaphore.acquire(blocking=False):
+            taken.append(len(taken))
+
     try:
         semaphore.acquire()
-        taken = 1
-        while taken < wanted and semaphore.acquire(blocking=False):
-            taken += 1
-        yield taken
+        taken.append(0)
+        take_more()
+        yield Slots(wanted, taken, take_more)
     finally:
-        for _ in range(taken):
+        for _ in taken:
             semaphore.release()
 
 
 @contextmanager
-def _advisory_slots(key: int, bound: int, wanted: int) -> Iterator[int]:
-    held: list[int] = []
+def _advisory_slots(key: int, bound: int, wanted: int) -> Iterator[Slots]:
+    held: list[int] = []  # filled as each lock is taken, so a failure half-way lets go of them all
+
+    def take_more() -> None:
+        """Every free slot tried in one round trip; any beyond `wanted` let go at once."""
+        candidates = [slot for slot in range(bound) if slot not in held]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT slot FROM unnest(%s::int[]) AS slot WHERE pg_try_advisory_lock(%s, slot)", [candidates, key]
+            )
+            taken = [row[0] for row in cursor.fetchall()]
+            keep = max(0, wanted - len(held))
+            held.extend(taken[:keep])
+            for slot in taken[keep:]:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [key, slot])
+
     try:
-        while not held:
-            with connection.cursor() as cursor:
-                for slot in range(bound):
-                    cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [key, slot])
-                    if cursor.fetchone()[0]:
-                        held.append(slot)
-                        if len(held) == wanted:
-                            break
+        with connection.cursor() as cursor:
+            _free_slots_take(cursor, key, range(bound), wanted, held=held)
             if not held:
-                time.sleep(SLOT_WAIT_SECONDS)
-        yield len(held)
+                slot = _slot_to_wait_for(cursor, key, bound)
+                cursor.execute("SELECT pg_advisory_lock(%s, %s)", [key, slot])
+                held.append(slot)
+                others = [other for other in range(bound) if other != slot]
+                _free_slots_take(cursor, key, others, wanted, held=held)
+        yield Slots(wanted, held, take_more)
     finally:
         with connection.cursor() as cursor:
             for slot in held:
                 cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [key, slot])
+
+
+def _free_slots_take(cursor, key: int, slots: Iterable[int], wanted: int, *, held: list[int]) -> None:
+    """Those of `slots` that no one holds, taken without waiting into `held` until it has `wanted`."""
+    for slot in slots:
+        if len(held) >= wanted:
+            return
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [key, slot])
+        if cursor.fetchone()[0]:
+            held.append(slot)
+
+
+def _slot_to_wait_for(cursor, key: int, bound: int) -> int:
+    """The slot the fewest sessions of this database wait for (ties: the lowest number)."""
+    cursor.execute(
+        "SELECT objid::int, count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND classid = %s::oid AND objsubid = 2 "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY objid",
+        [key],
+    )
+    waiting = dict(cursor.fetchall())
+    return min(range(bound), key=lambda slot: (waiting.get(slot, 0), slot))

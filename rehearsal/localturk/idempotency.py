@@ -18,16 +18,26 @@ TOKEN_LIFETIME = timedelta(hours=24)
 def token_claim(
     *, requester: Requester, operation: str, token: str, now: datetime, hit: HIT | None = None
 ) -> RequestToken | None:
-    """Record `token` (with the HIT it created) and return None, or return its live earlier record."""
-    RequestToken.objects.filter(
-        requester=requester, operation=operation, token=token, created_at__lte=now - TOKEN_LIFETIME
-    ).delete()
-    try:
-        with transaction.atomic():
-            RequestToken.objects.create(requester=requester, operation=operation, token=token, created_at=now, hit=hit)
-    except IntegrityError:
-        return RequestToken.objects.select_related("hit").get(requester=requester, operation=operation, token=token)
-    return None
+    """Record `token` (with the HIT it created) and return None, or return its live earlier record.
+
+    The insert comes first: a new token (every call but a retry) costs that one statement. An
+    earlier record past TOKEN_LIFETIME is deleted and the token recorded anew; of two calls
+    racing over one expired token, the one whose insert loses gets the other's live record."""
+    for _ in range(2):
+        try:
+            with transaction.atomic():
+                RequestToken.objects.create(
+                    requester=requester, operation=operation, token=token, created_at=now, hit=hit
+                )
+            return None
+        except IntegrityError:
+            earlier = RequestToken.objects.select_related("hit").get(
+                requester=requester, operation=operation, token=token
+            )
+        if earlier.created_at > now - TOKEN_LIFETIME:
+            return earlier
+        RequestToken.objects.filter(pk=earlier.pk).delete()
+    return earlier
 
 
 def token_require_new(*, requester: Requester, operation: str, token: str, now: datetime) -> None:

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from . import billing
@@ -96,11 +95,13 @@ def sweep(*, now: datetime | None = None) -> None:
 
 def hit_refresh(*, hit: HIT, now: datetime) -> None:
     """Recompute status and counters of a HIT the caller has locked."""
-    counts = hit.assignments.aggregate(
-        pending=Count("pk", filter=Q(status=Status.ACCEPTED, deadline__gt=now)),
-        taken=Count("pk", filter=Q(status__in=Assignment.VISIBLE)),
-        completed=Count("pk", filter=Q(status__in=(Status.APPROVED, Status.REJECTED))),
-    )
+    # The HIT's few assignments counted here: one plain read costs a fraction of the SQL
+    # compilation of three filtered COUNTs, on every call that changes a HIT.
+    counts = {"pending": 0, "taken": 0, "completed": 0}
+    for status, deadline in hit.assignments.values_list("status", "deadline"):
+        counts["pending"] += status == Status.ACCEPTED and deadline > now
+        counts["taken"] += status in Assignment.VISIBLE
+        counts["completed"] += status in (Status.APPROVED, Status.REJECTED)
     alive = hit.expiration > now and hit.status not in (HIT.Status.REVIEWING, HIT.Status.DISPOSED)
     available = max(0, hit.max_assignments - counts["pending"] - counts["taken"]) if alive else 0
     if hit.status in (HIT.Status.REVIEWING, HIT.Status.DISPOSED):

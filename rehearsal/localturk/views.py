@@ -11,7 +11,7 @@ Control API (local only, for tests and rehearsals; JSON in and out, no CSRF):
                                                  -> 201 {"faults": [...]}   (all keys optional; see faults.py)
     DELETE /localturk/_control/faults            -> 204, every switch cleared
     GET    /localturk/_control/calls             -> {"calls", "in_flight", "peak_in_flight", "cpu_ms_per_call",
-                                                  "operations": {name: {"calls", "cpu_ms_per_call"}}, "pid"}
+                                                  "operations": {name: {"calls", "cpu_ms_per_call", "queries_per_call"}}, "pid"}
                                                  (this process's figures; see meter.py)
     DELETE /localturk/_control/calls             -> 204, the figures back to zero
     GET    /localturk/_control/workers/<WorkerId> -> {"workerId", "qualifications": {type id: value}}

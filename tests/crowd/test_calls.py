@@ -2,6 +2,8 @@
 same calls per HIT as one after the other, never more in flight than the channel's bound over
 every process, and a chunk done twice creates no second HIT and no second approval."""
 
+import threading
+import time
 from decimal import Decimal as D
 
 import psycopg2
@@ -16,7 +18,7 @@ from crowd.marketplaces.registry import get_marketplace
 from crowd.models import HIT, Assignment, LedgerEntry, Worker, WorkerQuality
 from crowd.tasks import chunks_dispatch
 from crowd.work import ledger, publishing
-from crowd.work.calls import slot_key
+from crowd.work.calls import calls_run, slot_key
 from crowd.work.publishing import batch_publish
 from crowd.work.review import reviews_record
 from crowd.work.sync import assignments_sync
@@ -51,6 +53,162 @@ def other_connection():
     other.autocommit = True
     yield other
     other.close()
+
+
+def _slot_locks(other_connection, *, granted: bool) -> list[tuple[int, int]]:
+    """(backend pid, slot) of the MTurk slot locks held (granted) or waited for, as PostgreSQL sees them."""
+    with other_connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, objid::int FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid "
+            "AND objsubid = 2 AND granted = %s AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "ORDER BY pid, objid",
+            [slot_key("mturk"), granted],
+        )
+        return cursor.fetchall()
+
+
+class SlotWaiter(threading.Thread):
+    """Another holder in this process: calls_run on MTurk's slots from a thread with its own session,
+    each call recorded as it starts and held until `let_go`."""
+
+    def __init__(self, name: str, events: list, *, items: int = 1):
+        super().__init__(name=name, daemon=True)
+        self.events, self.items = events, items
+        self.calling, self.let_go, self.pid = threading.Event(), threading.Event(), None
+        self.session_open = threading.Event()
+
+    def run(self):
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                self.pid = cursor.fetchone()[0]
+            self.session_open.set()
+            calls_run(channel="mturk", items=range(self.items), call=self.call, done=lambda outcome: None)
+        finally:
+            connection.close()
+
+    def call(self, item):
+        self.events.append((self.name, "calls", item))
+        self.calling.set()
+        assert self.let_go.wait(30)
+
+
+def _waiting_for_slots(other_connection, waiters: int) -> list[tuple[int, int]]:
+    """Once `waiters` sessions block on a slot lock: (pid, slot) each waits for (lock state, not a clock)."""
+    for _ in range(2000):
+        waits = _slot_locks(other_connection, granted=False)
+        if len(waits) == waiters:
+            return waits
+        time.sleep(0.01)
+    raise AssertionError(f"{waiters} waiter(s) expected, PostgreSQL shows {waits}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_holder_that_finds_every_slot_held_blocks_on_one_and_calls_the_moment_it_is_let_go(
+    settings, other_connection
+):
+    settings.MTURK_CONCURRENT_CALLS = 3
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 2
+    key = slot_key("mturk")
+    with other_connection.cursor() as cursor:  # another process has every MTurk slot
+        cursor.execute("SELECT pg_advisory_lock(%s, 0), pg_advisory_lock(%s, 1), pg_advisory_lock(%s, 2)", [key] * 3)
+    events: list = []
+    waiter = SlotWaiter("waiter", events, items=2)
+    waiter.start()
+
+    [(pid, slot)] = _waiting_for_slots(other_connection, 1)  # blocked in PostgreSQL, not sleeping between tries
+
+    assert (pid, slot) == (waiter.pid, 0)
+    assert events == []  # no call while every slot is held
+    events.append(("other process", "lets go of", slot))
+    with other_connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [key, slot])
+    assert waiter.calling.wait(30)
+    assert events == [("other process", "lets go of", 0), ("waiter", "calls", 0)]
+    assert (waiter.pid, 0) in _slot_locks(other_connection, granted=True)  # the slot let go, and only it:
+    assert [lock for lock in _slot_locks(other_connection, granted=True) if lock[0] == waiter.pid] == [(waiter.pid, 0)]
+    waiter.let_go.set()
+    waiter.join(30)
+    assert events[-1] == ("waiter", "calls", 1)  # its share of the bound is one slot: one call after the other
+    assert not waiter.is_alive()
+    assert _slot_locks(other_connection, granted=True) == [
+        (other_connection.info.backend_pid, 1),
+        (other_connection.info.backend_pid, 2),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_holders_waiting_for_slots_spread_over_them_and_each_takes_the_free_ones(settings, other_connection):
+    settings.MTURK_CONCURRENT_CALLS = 3
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 3
+    key = slot_key("mturk")
+    with other_connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, 0), pg_advisory_lock(%s, 1), pg_advisory_lock(%s, 2)", [key] * 3)
+    events: list = []
+    first, second = SlotWaiter("first", events, items=3), SlotWaiter("second", events, items=3)
+    first.start()
+    _waiting_for_slots(other_connection, 1)
+    second.start()
+
+    waits = _waiting_for_slots(other_connection, 2)
+
+    assert sorted(waits) == sorted([(first.pid, 0), (second.pid, 1)])  # not both behind the same holder's slot
+    with other_connection.cursor() as cursor:  # the slot the second waits for, and one nobody waits for
+        cursor.execute("SELECT pg_advisory_unlock(%s, 2), pg_advisory_unlock(%s, 1)", [key] * 2)
+    assert second.calling.wait(30)
+    held = [slot for pid, slot in _slot_locks(other_connection, granted=True) if pid == second.pid]
+    assert held == [1, 2]  # its own slot, then the free one beside it
+    assert [event for event in events if event[0] == "first"] == []  # still behind slot 0
+    second.let_go.set()
+    second.join(30)
+    with other_connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, 0)", [key])
+    first.let_go.set()
+    first.join(30)
+    assert not first.is_alive() and not second.is_alive()
+    assert sorted(events) == [("first", "calls", n) for n in range(3)] + [("second", "calls", n) for n in range(3)]
+    assert _slot_locks(other_connection, granted=True) == []
+
+
+class GatedCalls(SlotWaiter):
+    """A holder whose every call waits for its own gate, so a test says which call ends when."""
+
+    def __init__(self, name: str, events: list, *, items: int):
+        super().__init__(name, events, items=items)
+        self.gates = {item: threading.Event() for item in range(items)}
+        self.started = {item: threading.Event() for item in range(items)}
+
+    def call(self, item):
+        self.events.append((self.name, "calls", item))
+        self.started[item].set()
+        assert self.gates[item].wait(30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_holder_short_of_its_share_takes_slots_let_go_as_its_calls_end(settings, other_connection):
+    settings.MTURK_CONCURRENT_CALLS = 3
+    settings.MARKETPLACE_CALLS_PER_PROCESS = 3
+    key = slot_key("mturk")
+    with other_connection.cursor() as cursor:  # another process has two of the three slots
+        cursor.execute("SELECT pg_advisory_lock(%s, 1), pg_advisory_lock(%s, 2)", [key] * 2)
+    events: list = []
+    holder = GatedCalls("holder", events, items=4)
+    holder.start()
+    assert holder.started[0].wait(30)
+    assert [slot for pid, slot in _slot_locks(other_connection, granted=True) if pid == holder.pid] == [0]
+
+    with other_connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, 1)", [key])  # let go while the holder's one call is out
+    holder.gates[0].set()
+    assert holder.started[1].wait(30) and holder.started[2].wait(30)
+
+    assert events == [("holder", "calls", 0), ("holder", "calls", 1), ("holder", "calls", 2)]  # two out at once
+    assert [slot for pid, slot in _slot_locks(other_connection, granted=True) if pid == holder.pid] == [0, 1]
+    for gate in holder.gates.values():
+        gate.set()
+    holder.join(30)
+    assert not holder.is_alive() and len(events) == 4
+    assert _slot_locks(other_connection, granted=True) == [(other_connection.info.backend_pid, 2)]
 
 
 def test_publishing_in_parallel_makes_one_create_call_per_hit_within_the_bound(local_turk, settings):

@@ -4,6 +4,10 @@ and CPU per call, read and reset over HTTP; nothing else is accepted."""
 import pytest
 import requests
 
+from rehearsal.localturk import faults, state
+
+from .conftest import HIT_TYPE, hit_create
+
 pytestmark = pytest.mark.mturk
 
 
@@ -24,3 +28,29 @@ def test_the_meter_counts_each_call_and_its_cpu_and_resets(live_server, mturk_fa
     assert figures["cpu_ms_per_call"] > 0
     assert forged.status_code == 405  # read and reset only
     assert (after["calls"], after["peak_in_flight"], after["operations"]) == (0, 0, {})
+
+
+def test_the_meter_counts_each_calls_queries_and_a_create_with_a_new_token_runs_seven(
+    live_server, mturk_factory, monkeypatch
+):
+    url = f"{live_server.url}/localturk/_control/calls"
+    client = mturk_factory(attempts=1)
+    hit_type_id = client.create_hit_type(**HIT_TYPE)["HITTypeId"]  # this process's clock swept, or had
+    monkeypatch.setattr(state, "SWEEP_SECONDS", 3600)  # and sweeps no more: each call costs its own queries only
+    faults.inject(latency_ms=1, operations=["GetHIT"])  # a switch that applies to other calls
+    assert requests.delete(url, timeout=10).status_code == 204
+
+    created = hit_create(client, hit_type_id, UniqueRequestToken="task-1")
+    first = requests.get(url, timeout=10).json()["operations"]["CreateHITWithHITType"]
+    requests.delete(url, timeout=10)
+    with pytest.raises(client.exceptions.RequestError):
+        hit_create(client, hit_type_id, UniqueRequestToken="task-1")  # a retry: refused, nothing written
+    retry = requests.get(url, timeout=10).json()["operations"]["CreateHITWithHITType"]
+
+    # The fault switches (1: none used up, so no second look), the requester (1), the HIT type (1),
+    # the HIT (1), the token in a savepoint (3: no statement for expired tokens first).
+    assert (first["calls"], first["queries_per_call"]) == (1, 7)
+    # A retry: the token's insert fails, its savepoint is rolled back and let go (+1), the earlier
+    # record is read (+1); the call's transaction takes its HIT back.
+    assert (retry["calls"], retry["queries_per_call"]) == (1, 9)
+    assert [hit["HITId"] for hit in client.list_hits()["HITs"]] == [created["HITId"]]
