@@ -33,7 +33,7 @@ from crowd.hit_page.access import worker_ids_check
 from crowd.hit_page.answers import Answer, answer_parse
 from crowd.hit_page.content import HitContent
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
-from crowd.work.events import ANSWERED, REPORTING
+from crowd.work.events import REPORTING, answered_count_sql
 
 logger = logging.getLogger(__name__)
 
@@ -276,18 +276,12 @@ def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str
 def _filled_batch_sql(*, counted: bool) -> str:
     """The batch of task %s when the task holds every answer it needs (its answers not
     refused, crowd.work.events.ANSWERED, plus this one unless the query sees it: `counted`)
-    and the batch is out for answers (events.REPORTING); else no row. SQL, as the statement
-    it is part of: the ORM spent longer compiling it than the database running it
-    (benchmarks/hit_page_bench.py)."""
-    answered = ", ".join(f"'{state}'" for state in ANSWERED)  # constants, not input
+    and the batch is out for answers (events.REPORTING); else no row."""
     quote = connection.ops.quote_name
     return f"""
         SELECT task.batch_id FROM {quote(Task._meta.db_table)} AS task
         JOIN {quote(Batch._meta.db_table)} AS batch ON batch.id = task.batch_id AND batch.status = '{REPORTING}'
-        WHERE task.id = %s AND task.assignments_needed <= {0 if counted else 1} + (
-            SELECT count(*) FROM {quote(Assignment._meta.db_table)} AS answer
-            WHERE answer.task_id = task.id AND answer.verification IN ({answered})
-        )
+        WHERE task.id = %s AND task.assignments_needed <= {0 if counted else 1} + {answered_count_sql("task")}
     """
 
 

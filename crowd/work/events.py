@@ -24,10 +24,10 @@ query when it did: a count over the batch's tasks (`batch_answered`).
 import functools
 from collections.abc import Callable
 
-from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db import connection, transaction
 
 from annotation.models import Batch, Task
+from config.postgresql.prepared import PreparedStatement
 from crowd.models import CONFIRMED, Assignment
 
 Listener = Callable[[int], None]  # called with the batch id, after commit
@@ -63,13 +63,35 @@ def batch_answered(*, batch_id: int) -> int | None:
     caller counted them: `task_answered`, or the HIT page's one statement, crowd.hit_page.store):
     when every other task of the batch does too, report it to the listeners after commit. The
     batch id when reported."""
-    short = (
-        Task.objects.filter(batch_id=batch_id)
-        .annotate(answered=Count("assignments", filter=Q(assignments__verification__in=ANSWERED)))
-        .filter(answered__lt=F("assignments_needed"))
-    )
-    if short.exists():
+    with connection.cursor() as cursor:
+        _batch_short.execute(cursor, [batch_id])
+        (short,) = cursor.fetchone()
+    if short:
         return None
     for listener in list(_listeners):
         transaction.on_commit(functools.partial(listener, batch_id))
     return batch_id
+
+
+def answered_count_sql(task: str) -> str:
+    """SQL: the number of answers, not refused (`ANSWERED`), of the task row aliased `task`.
+    The HIT page's path writes its queries in SQL: the ORM took longer compiling them than
+    the database running them (benchmarks/hit_page_bench.py)."""
+    answered = ", ".join(f"'{state}'" for state in ANSWERED)  # constants, not input
+    return f"""(
+        SELECT count(*) FROM {connection.ops.quote_name(Assignment._meta.db_table)} AS answer
+        WHERE answer.task_id = {task}.id AND answer.verification IN ({answered})
+    )"""
+
+
+def _batch_short_sql() -> str:
+    """Whether a task of batch %s holds fewer answers than it needs."""
+    return f"""
+        SELECT EXISTS (
+            SELECT 1 FROM {connection.ops.quote_name(Task._meta.db_table)} AS task
+            WHERE task.batch_id = %s AND task.assignments_needed > {answered_count_sql("task")}
+        )
+    """
+
+
+_batch_short = PreparedStatement("batch_short", _batch_short_sql)
