@@ -12,7 +12,9 @@ around each request the benchmark does what a WSGI server's request signals do
 health-checking connections cost what they cost in production. The five kinds of request are
 interleaved, so slow moments of the machine hit all of them alike. Targets (issue 9): the
 page within 3x the trivial view's median, a submission (one transaction: assignment plus
-its labels) within 10x.
+its labels) within 10x. The tasks' batches are never published, so the event report
+(crowd.work.events) costs the answers nothing beyond their one statement; the load benchmark's
+batch is published (benchmarks/load).
 """
 
 import argparse

@@ -33,7 +33,7 @@ from crowd.hit_page.access import worker_ids_check
 from crowd.hit_page.answers import Answer, answer_parse
 from crowd.hit_page.content import HitContent
 from crowd.models import Assignment, Comparison, LikertLabel, Worker
-from crowd.work.events import ANSWERED
+from crowd.work.events import REPORTING, answered_count_sql
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,9 @@ class Submission:
     assignment: Assignment
     answer: Answer
     created: bool  # False when this answer was already stored
-    task_filled: bool = False  # this answer gave its task the last answer it needs (crowd.work.events)
+    # The task's batch, when this answer gave the task the last answer it needs and the batch is
+    # out for answers: it may be complete (crowd.work.events.batch_answered).
+    filled_batch_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,9 @@ def answer_submit(
         time_on_task_ms=None if time_on_task_ms is None else max(0, min(time_on_task_ms, MAX_TIME_ON_TASK_MS)),
     )
     insert = _insert_in_one_statement if connection.vendor == "postgresql" else _insert_in_transaction
-    stored, filled = insert(worker=worker, assignment=assignment, labels=_labels(content.kind, answer))
+    stored, filled_batch_id = insert(worker=worker, assignment=assignment, labels=_labels(content.kind, answer))
     if stored is None:
-        return Submission(assignment=assignment, answer=answer, created=True, task_filled=filled)
+        return Submission(assignment=assignment, answer=answer, created=True, filled_batch_id=filled_batch_id)
     return _repeat_check(stored=stored, content=content, answer=answer)
 
 
@@ -106,10 +108,10 @@ def _labels(kind: str, answer: Answer) -> _Labels:
 
 def _insert_in_transaction(
     *, worker: Worker, assignment: Assignment, labels: _Labels
-) -> tuple[Assignment | None, bool]:
+) -> tuple[Assignment | None, int | None]:
     """Insert `assignment` (and its worker when new) with its labels; when this worker's
     assignment id is stored already, write nothing and return the stored assignment. And
-    whether the task now holds every answer it needs (`_task_filled`).
+    the task's batch when the task now holds every answer it needs (`_filled_batch_sql`).
 
     Insert first and let the unique constraint on (assignment_id, worker) catch a repeat:
     the usual first submission then costs no extra read.
@@ -126,9 +128,11 @@ def _insert_in_transaction(
         stored = _stored(worker=worker, assignment_id=assignment.assignment_id)
         if stored is None:
             raise
-        return stored, False
-    answered = Assignment.objects.filter(task_id=assignment.task_id, verification__in=ANSWERED).count()
-    return None, answered >= Task.objects.values_list("assignments_needed", flat=True).get(pk=assignment.task_id)
+        return stored, None
+    with connection.cursor() as cursor:
+        cursor.execute(_filled_batch_sql(counted=True), [assignment.task_id])
+        row = cursor.fetchone()
+    return None, None if row is None else row[0]
 
 
 def _label_rows(labels: _Labels) -> list[dict[str, int]]:
@@ -137,7 +141,7 @@ def _label_rows(labels: _Labels) -> list[dict[str, int]]:
 
 def _insert_in_one_statement(
     *, worker: Worker, assignment: Assignment, labels: _Labels
-) -> tuple[Assignment | None, bool]:
+) -> tuple[Assignment | None, int | None]:
     """_insert_in_transaction as one PostgreSQL statement (_one_statement_sql)."""
     params = [
         worker.channel,
@@ -154,15 +158,15 @@ def _insert_in_one_statement(
     for _ in range(2):
         with connection.cursor() as cursor:
             statement.execute(cursor, params)
-            worker_pk, assignment_pk, filled = cursor.fetchone()
+            worker_pk, assignment_pk, filled_batch_id = cursor.fetchone()
         if assignment_pk is not None:
             assignment.pk, assignment.worker_id = assignment_pk, worker_pk
             assignment._state.adding, assignment._state.db = False, connection.alias
-            return None, bool(filled)
+            return None, filled_batch_id
         if worker_pk is not None:
             stored = _stored(worker=worker, assignment_id=assignment.assignment_id)
             if stored is not None:
-                return stored, False
+                return stored, None
     raise IntegrityError(f"assignment {assignment.assignment_id} of {worker.external_id} neither stored nor found")
 
 
@@ -226,11 +230,10 @@ def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str
     """Find the worker or insert them; insert the assignment unless this worker's assignment
     id is stored already; insert its labels from one array per column. Returns one row:
     (worker id, assignment id), the assignment id NULL when nothing was inserted, the worker
-    id NULL when a concurrent statement inserted the worker first; and whether the task now
-    holds every answer it needs (the answers it held, not refused, plus this one: the
-    statement's snapshot does not see its own insert). Values are cast to their columns'
-    types, which INSERT ... SELECT does not infer."""
-    answered = ", ".join(f"'{state}'" for state in ANSWERED)  # constants, not input
+    id NULL when a concurrent statement inserted the worker first; and `_filled_batch_sql`
+    counting this answer beside the ones the task held (the statement's snapshot does not see
+    its own insert). Values are cast to their columns' types, which INSERT ... SELECT does not
+    infer."""
     quote = connection.ops.quote_name
     by_attname = {field.attname: field for field in _insert_fields(label_model)}
     if set(by_attname) - {"assignment_id", "worker_id"} != set(label_columns):
@@ -265,13 +268,20 @@ def _one_statement_sql(label_model: type[models.Model], label_columns: tuple[str
             FROM assignment, unnest({casts(label_fields, "[]")}) WITH ORDINALITY AS item({names(label_fields)}, n)
             ORDER BY item.n
         )
-        SELECT (SELECT id FROM worker), (SELECT id FROM assignment), (
-            SELECT task.assignments_needed <= 1 + (
-                SELECT count(*) FROM {quote(Assignment._meta.db_table)} AS answer
-                WHERE answer.task_id = task.id AND answer.verification IN ({answered})
-            )
-            FROM {quote(Task._meta.db_table)} AS task WHERE task.id = %s
-        )
+        SELECT (SELECT id FROM worker), (SELECT id FROM assignment), ({_filled_batch_sql(counted=False)})
+    """
+
+
+@functools.cache
+def _filled_batch_sql(*, counted: bool) -> str:
+    """The batch of task %s when the task holds every answer it needs (its answers not
+    refused, crowd.work.events.ANSWERED, plus this one unless the query sees it: `counted`)
+    and the batch is out for answers (events.REPORTING); else no row."""
+    quote = connection.ops.quote_name
+    return f"""
+        SELECT task.batch_id FROM {quote(Task._meta.db_table)} AS task
+        JOIN {quote(Batch._meta.db_table)} AS batch ON batch.id = task.batch_id AND batch.status = '{REPORTING}'
+        WHERE task.id = %s AND task.assignments_needed <= {0 if counted else 1} + {answered_count_sql("task")}
     """
 
 

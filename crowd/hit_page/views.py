@@ -32,7 +32,7 @@ from crowd.hit_page.store import Submission, answer_submit, time_on_task
 from crowd.hit_page.tokens import submit_token_check, submit_token_make
 from crowd.marketplaces.base import ChannelPolicy
 from crowd.marketplaces.registry import channel_policy
-from crowd.work.events import task_answered
+from crowd.work.events import batch_answered
 
 
 @hit_frame_headers
@@ -78,8 +78,8 @@ def hit_submit(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
         )
     except ApplicationError as error:
         return _error_response(request, error, retry_url=_page_url(task_uuid, params))
-    if submission.task_filled:  # it may be the last answer its batch waits for (crowd.work.events)
-        task_answered(task_id=content.task_id, filled=True)
+    if submission.filled_batch_id is not None:  # it may be the last answer its batch waits for
+        batch_answered(batch_id=submission.filled_batch_id)
     return _stored_response(request, content=content, params=params, submission=submission)
 
 

@@ -297,7 +297,7 @@ def test_a_new_workers_submission_is_one_transaction(client, likert_task):
         assert statements in (["PREPARE"], ["EXECUTE"])
     else:
         # worker get_or_create, assignment, labels; then whether the task holds its answers
-        assert statements == ["SELECT", "INSERT", "INSERT", "INSERT", "SELECT", "SELECT"]
+        assert statements == ["SELECT", "INSERT", "INSERT", "INSERT", "SELECT"]
     worker = Worker.objects.get(external_id="WORKER1")
     assert Assignment.objects.get().worker == worker
     assert list(LikertLabel.objects.order_by("id").values_list("proposition_id", "worker_id")) == [
