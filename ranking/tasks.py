@@ -71,5 +71,7 @@ def step_requested(self) -> dict:
         raise self.retry(countdown=FOLLOW_UP_SECONDS)
     if report.next_due is not None:
         wait = max(0.0, (report.next_due - timezone.now()).total_seconds())
+        if report.elsewhere:  # another event holds a due topic: look again later, not at once
+            wait = max(wait, FOLLOW_UP_SECONDS)
         step_requested.apply_async(countdown=wait, retry=False)
     return {**asdict(report), "next_due": report.next_due.isoformat() if report.next_due else None}

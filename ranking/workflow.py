@@ -29,10 +29,13 @@ own connection (LOOP_LOCK_KEY), so it is released when its holder dies; a pass t
 held is skipped with one log line, and beat's messages expire after one interval, so the
 queue cannot grow.
 
-Steps have one owner at a time (`step_lock`, STEP_LOCK_KEY): a pass takes it after its sync,
-for QC, the steps, publishing, expiry and the step requests due; an event takes it for its
-topics' steps. The sync, most of a pass, holds no step lock, so an event steps its topic
-while a pass syncs (the two syncs meet only in the HIT rows they lock: crowd.work.sync).
+Steps have one owner at a time (`step_lock`, STEP_LOCK_KEY): a pass holds it alone after its
+sync, for QC, the steps, publishing, expiry and the step requests due; events hold it shared,
+each stepping only the topics whose own lock it holds (`topic_lock`), so events for different
+topics step at once (their rows meet under row locks: the topic's in ranking.pipeline, the
+campaign's in QC and the ledger) and none while a pass steps. The sync, most of a pass, holds
+no step lock, so an event steps its topic while a pass syncs (the two syncs meet only in the
+HIT rows they lock: crowd.work.sync).
 
 The event path: a step within seconds of a batch's last answer, not at the next beat.
 
@@ -42,19 +45,18 @@ The event path: a step within seconds of a batch's last answer, not at the next 
                 one. One StepRequest per topic, due STEP_EVENT_DEBOUNCE_SECONDS later; only a
                 new request enqueues the task (ranking.tasks.step_requested, after commit),
                 so a burst of answers for one batch asks for one step
-    confirm     for each due request (`step_requests_run`), the batch's answers confirmed
-                with their channel, that batch alone, before the step lock is asked for
+    confirm     for each due request whose topic's lock the task gets (`step_requests_run`),
+                the batch's answers confirmed with their channel, that batch alone
                 (crowd.channels.registry.batch_sync_report: its HITs with a pending answer)
-    step        under the step lock, if the topic is now ready (ranking.pipeline.topic_ready:
-                its answers count),
+    step        if the topic is now ready (ranking.pipeline.topic_ready: its answers count),
                 QC once per campaign, `topic_step` (publish, expire) and campaigns finished,
                 exactly as a pass does; an answer its channel has not confirmed yet (a worker
                 between our page and MTurk's submit) pushes the request back
                 (CONFIRM_RETRY_SECONDS) and, those tries spent, drops it; so does a batch
                 that was not full after all (a forged answer refused): no step
-    one owner   a request that finds the step lock held (a pass stepping, another event)
-                waits up to STEP_LOCK_WAIT_SECONDS for it, then its task tries again a little
-                later; a pass takes every due request before it lets go of the step lock, and
+    one owner   a request that finds a pass stepping waits up to STEP_LOCK_WAIT_SECONDS for
+                the step lock, then its task tries again a little later; a topic another
+                event holds is left to that one; a pass takes every due request before it lets go of the step lock, and
                 beat's pass remains the net for whatever an event missed. The task has a queue
                 of its own (EVENTS_QUEUE in config.settings' routes), which workers read
                 between the chunks of a pass, so it does not wait behind a sync's chunks.
@@ -96,6 +98,8 @@ Publish = Callable[[int, bool], object]
 LOOP_LOCK_KEY = 0x5A11E7CE
 # The advisory lock's key for "a topic is being stepped": the one owner of steps at a time.
 STEP_LOCK_KEY = 0x5A11E7CF
+# The first key of a topic's own lock (the second: its id), held by the event stepping it.
+TOPIC_LOCK_CLASS = 0x5A11E7
 # How long an event waits for a pass's steps (or another event's) before its task tries again.
 STEP_LOCK_WAIT_SECONDS = 10.0
 STEP_LOCK_POLL_SECONDS = 0.05
@@ -223,32 +227,44 @@ def loop_lock() -> Iterator[bool]:
     """Whether this process may run a pass now: a session-level advisory lock on PostgreSQL,
     released on exit or when the connection dies. SQLite (the embedded default) runs one
     process, so every pass may run."""
-    with _advisory_lock(LOOP_LOCK_KEY, wait=0) as held:
+    with _advisory_lock((LOOP_LOCK_KEY,), wait=0) as held:
         yield held
 
 
 @contextmanager
-def step_lock(*, wait: float | None) -> Iterator[bool]:
-    """Whether this process owns the steps now (STEP_LOCK_KEY), waiting up to `wait` seconds
-    for it (None: as long as it takes; 0: not at all). Reentrant within a connection."""
-    with _advisory_lock(STEP_LOCK_KEY, wait=wait) as held:
+def step_lock(*, wait: float | None, shared: bool = False) -> Iterator[bool]:
+    """Whether this process may step topics now (STEP_LOCK_KEY), waiting up to `wait` seconds
+    for it (None: as long as it takes; 0: not at all). A pass holds it alone; events hold it
+    `shared`, each stepping only topics whose own lock it holds (`topic_lock`), so events
+    for different topics step at once and none while a pass steps. Reentrant within a
+    connection."""
+    with _advisory_lock((STEP_LOCK_KEY,), wait=wait, shared=shared) as held:
         yield held
 
 
 @contextmanager
-def _advisory_lock(key: int, *, wait: float | None) -> Iterator[bool]:
+def topic_lock(topic_id: int) -> Iterator[bool]:
+    """Whether this process may step the topic now: not while another event steps it."""
+    with _advisory_lock((TOPIC_LOCK_CLASS, topic_id), wait=0) as held:
+        yield held
+
+
+@contextmanager
+def _advisory_lock(key: tuple[int, ...], *, wait: float | None, shared: bool = False) -> Iterator[bool]:
     if connection.vendor != "postgresql":
         yield True
         return
+    mode = "_shared" if shared else ""
+    arguments = ", ".join(["%s"] * len(key))
     held = False
     with connection.cursor() as cursor:
         if wait is None:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [key])
+            cursor.execute(f"SELECT pg_advisory_lock{mode}({arguments})", list(key))
             held = True
         else:
             deadline = time.monotonic() + wait
             while True:
-                cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+                cursor.execute(f"SELECT pg_try_advisory_lock{mode}({arguments})", list(key))
                 held = bool(cursor.fetchone()[0])
                 if held or time.monotonic() >= deadline:
                     break
@@ -258,7 +274,7 @@ def _advisory_lock(key: int, *, wait: float | None) -> Iterator[bool]:
     finally:
         if held:
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+                cursor.execute(f"SELECT pg_advisory_unlock{mode}({arguments})", list(key))
 
 
 def loop_run_exclusive(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> LoopReport | None:
@@ -281,6 +297,7 @@ class EventReport:
     quality_runs: list[int] = field(default_factory=list)
     waiting: list[int] = field(default_factory=list)  # topics whose answers their channel has not confirmed yet
     dropped: list[int] = field(default_factory=list)  # topics whose request ended without a step
+    elsewhere: list[int] = field(default_factory=list)  # topics another event was stepping: left to it
     errors: list[str] = field(default_factory=list)
     next_due: datetime | None = None  # the earliest request left
 
@@ -296,61 +313,66 @@ def step_request_record(*, batch_id: int) -> bool:
 
 
 def step_requests_run(*, publish: Publish | None = None) -> EventReport | None:
-    """The event path's turn (ranking.tasks.step_requested): the due requests' batches
-    confirmed with their channels (no lock: a pass may be syncing meanwhile), then, with the
-    step lock (waited for up to STEP_LOCK_WAIT_SECONDS), every due request taken
-    (`step_requests_take`); None when a pass's steps or another event kept it."""
-    now = timezone.now()
-    confirmed: set[int] = set()
-    for request in StepRequest.objects.filter(due_at__lte=now).select_related("topic").order_by("due_at"):
-        batch = _current_batch(request.topic)
-        if batch is not None:
-            batch_sync_report(batch_id=batch.pk, now=now)
-            confirmed.add(batch.pk)
-    with step_lock(wait=STEP_LOCK_WAIT_SECONDS) as held:
+    """The event path's turn (ranking.tasks.step_requested): with the step lock shared
+    (waited for up to STEP_LOCK_WAIT_SECONDS while a pass steps), every due request whose
+    topic no other event is stepping taken (`step_requests_take`); None when a pass's steps
+    kept the lock."""
+    with step_lock(wait=STEP_LOCK_WAIT_SECONDS, shared=True) as held:
         if not held:
             return None
-        report = step_requests_take(publish=publish, confirmed=confirmed)
+        report = step_requests_take(publish=publish)
     pages_warm(set(report.quality_runs))
     return report
 
 
-def step_requests_take(*, publish: Publish | None = None, confirmed: Collection[int] = ()) -> EventReport:
-    """With the step lock held: for each due request, its topic's current batch confirmed
-    with its channel (unless it is among `confirmed` already), then the topic stepped if it
-    is ready; see the module docstring."""
+def step_requests_take(*, publish: Publish | None = None) -> EventReport:
+    """With the step lock held: for each due request whose topic's lock this process gets,
+    its topic's current batch confirmed with its channel, then the topic stepped if it is
+    ready; see the module docstring. A topic another event holds is left to it."""
     report = EventReport()
     now = timezone.now()
     excluded: dict[int, set[int]] = {}
-    for request in StepRequest.objects.filter(due_at__lte=now).select_related("topic").order_by("due_at"):
-        topic = request.topic
-        batch = _current_batch(topic)
-        if batch is not None:
-            if batch.pk not in confirmed:
-                batch_sync_report(batch_id=batch.pk, now=now)
-            if topic.state == Topic.State.IMPORTING and batch.kind == Batch.Kind.LIKERT:
-                topic_start(topic_id=topic.pk)  # its Likert batch was published outside the loop, as in loop_run
-                topic.refresh_from_db(fields=["state"])
-        if topic_ready(topic_id=topic.pk):
-            request.delete()
-            if topic.campaign_id not in excluded or topic.state == Topic.State.LIKERT:
-                excluded[topic.campaign_id] = campaign_quality_refresh(
-                    campaign_id=topic.campaign_id, likert_current=topic.state == Topic.State.LIKERT
-                )
-                report.quality_runs.append(topic.campaign_id)
-            _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
-        elif batch is not None and request.attempts < len(CONFIRM_RETRY_SECONDS) and _pending(batch.pk):
-            request.due_at = now + timedelta(seconds=CONFIRM_RETRY_SECONDS[request.attempts])
-            request.attempts += 1
-            request.save(update_fields=["due_at", "attempts"])
-            report.waiting.append(topic.pk)
-        else:
-            request.delete()
-            report.dropped.append(topic.pk)
+    due = StepRequest.objects.filter(due_at__lte=now).order_by("due_at").values_list("pk", "topic_id")
+    for request_id, topic_id in list(due):
+        with topic_lock(topic_id) as mine:
+            request = StepRequest.objects.filter(pk=request_id).select_related("topic").first()
+            if not mine:
+                report.elsewhere.append(topic_id)
+            elif request is not None:  # else another event stepped it already
+                _request_take(report, request, now, excluded, publish)
     if report.steps:
         campaigns_finish()
     report.next_due = StepRequest.objects.aggregate(due=Min("due_at"))["due"]
     return report
+
+
+def _request_take(
+    report: EventReport, request: StepRequest, now: datetime, excluded: dict[int, set[int]], publish: Publish | None
+) -> None:
+    """One due request, its topic's lock held: confirm, then step, wait or drop."""
+    topic = request.topic
+    batch = _current_batch(topic)
+    if batch is not None:
+        batch_sync_report(batch_id=batch.pk, now=now)
+        if topic.state == Topic.State.IMPORTING and batch.kind == Batch.Kind.LIKERT:
+            topic_start(topic_id=topic.pk)  # its Likert batch was published outside the loop, as in loop_run
+            topic.refresh_from_db(fields=["state"])
+    if topic_ready(topic_id=topic.pk):
+        request.delete()
+        if topic.campaign_id not in excluded or topic.state == Topic.State.LIKERT:
+            excluded[topic.campaign_id] = campaign_quality_refresh(
+                campaign_id=topic.campaign_id, likert_current=topic.state == Topic.State.LIKERT
+            )
+            report.quality_runs.append(topic.campaign_id)
+        _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
+    elif batch is not None and request.attempts < len(CONFIRM_RETRY_SECONDS) and _pending(batch.pk):
+        request.due_at = now + timedelta(seconds=CONFIRM_RETRY_SECONDS[request.attempts])
+        request.attempts += 1
+        request.save(update_fields=["due_at", "attempts"])
+        report.waiting.append(topic.pk)
+    else:
+        request.delete()
+        report.dropped.append(topic.pk)
 
 
 def _current_batch(topic: Topic) -> Batch | None:

@@ -48,8 +48,8 @@ def hit_access_check(*, content: HitContent, params: HitParams) -> Access:
     if not params.preview:
         worker_ids_check(assignment_id=params.assignment_id, worker_id=params.worker_id)
     shown = Access(PageState.PREVIEW if params.preview else PageState.WORK)
-    if not params.worker_id:
-        return shown
+    if not _ID.fullmatch(params.worker_id):
+        return shown  # no worker yet, or (previewing) an id MTurk never makes: nobody to look up
     with connection.cursor() as cursor:
         _worker_state.execute(
             cursor,

@@ -241,6 +241,32 @@ def test_an_event_steps_its_topic_while_a_pass_syncs(event_worker, turk):
         pass_connection.close()
 
 
+def test_events_for_two_topics_step_each_topic_apart(event_worker, turk):
+    """Events hold the step lock shared and each topic's own lock: while another event holds
+    one topic (here a connection of the test's), the other topic is stepped all the same, and
+    the held one once it is let go."""
+    held, held_hits = _likert_round(hits=2)
+    free, free_hits = _likert_round(hits=2)
+    other_event = _holder()
+    try:
+        with other_event.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [workflow.TOPIC_LOCK_CLASS, held.pk])
+        for index, hit in enumerate(held_hits + free_hits):
+            turk.worker(f"ATWO{index:010d}").complete(hit.hit_id)
+
+        _until(lambda: _comparison_batches(free) and not StepRequest.objects.filter(topic=free).exists(), "free")
+        held.refresh_from_db()
+        assert held.state == Topic.State.LIKERT and _comparison_batches(held) == []
+        assert StepRequest.objects.filter(topic=held).exists()  # left to the event that holds it
+    finally:
+        other_event.close()
+
+    _until(lambda: not StepRequest.objects.filter(topic=held).exists(), "the held topic's request taken")
+    for topic in (held, free):
+        topic.refresh_from_db()
+        assert topic.state == Topic.State.COMPARISONS and len(_comparison_batches(topic)) == 1
+
+
 def test_a_forged_answer_that_fills_a_batch_makes_no_step(event_worker, turk):
     topic, hits = _likert_round(hits=2)
     turk.worker("AHONEST0000001").complete(hits[0].hit_id)

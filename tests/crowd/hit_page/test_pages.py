@@ -191,6 +191,16 @@ def test_preview_shows_the_task_disabled_and_writes_nothing(client, likert_task,
     assert _writes(queries) == [] and not Worker.objects.exists()
 
 
+@pytest.mark.parametrize("worker", ["\x00", "W\x00RKER", "WORKER 1", "W" * 500])
+def test_a_preview_with_a_worker_id_mturk_never_makes_is_a_preview_not_an_error(client, likert_task, worker):
+    """Found by the page's fuzz: a preview skips the ids' check, and a NUL in workerId reached
+    the worker lookup (PostgreSQL refuses NUL in a string: a 500). Nobody is looked up."""
+    with CaptureQueriesContext(connection) as queries:
+        response = _page(client, likert_task, assignment=PREVIEW_ASSIGNMENT_ID, worker=worker)
+    assert response.status_code == 200 and "Accept the HIT to start" in response.content.decode()
+    assert _writes(queries) == [] and not Worker.objects.exists()
+
+
 def test_preview_of_a_comparison_disables_moving(client, comparison_task):
     html = _page(client, comparison_task, assignment=PREVIEW_ASSIGNMENT_ID).content.decode()
     assert 'data-preview="true"' in html and 'tabindex="0"' not in html
