@@ -81,6 +81,10 @@ def _likert_round(*, hits: int) -> tuple[Topic, list[HIT]]:
     return topic, list(HIT.objects.filter(task__batch=batch).order_by("pk"))
 
 
+def _published_comparisons(topic: Topic) -> bool:
+    return HIT.objects.filter(task__batch__topic=topic, task__batch__kind=Batch.Kind.COMPARISON).exists()
+
+
 def _comparison_batches(topic: Topic) -> list[Batch]:
     return list(Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON))
 
@@ -254,14 +258,16 @@ def test_events_for_two_topics_step_each_topic_apart(event_worker, turk):
         for index, hit in enumerate(held_hits + free_hits):
             turk.worker(f"ATWO{index:010d}").complete(hit.hit_id)
 
-        _until(lambda: _comparison_batches(free) and not StepRequest.objects.filter(topic=free).exists(), "free")
+        _until(lambda: _published_comparisons(free), "the free topic stepped")
         held.refresh_from_db()
         assert held.state == Topic.State.LIKERT and _comparison_batches(held) == []
         assert StepRequest.objects.filter(topic=held).exists()  # left to the event that holds it
     finally:
         other_event.close()
 
-    _until(lambda: not StepRequest.objects.filter(topic=held).exists(), "the held topic's request taken")
+    # A request goes before its step commits: wait for the step's HITs.
+    _until(lambda: _published_comparisons(held), "the held topic stepped once let go")
+    _until(lambda: not StepRequest.objects.exists(), "every request taken")
     for topic in (held, free):
         topic.refresh_from_db()
         assert topic.state == Topic.State.COMPARISONS and len(_comparison_batches(topic)) == 1
