@@ -28,7 +28,7 @@ and the caller reports the failure (the Celery task retries it later with back-o
 
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -202,29 +202,18 @@ def _advisory_slots(key: int, bound: int, wanted: int) -> Iterator[Slots]:
                 cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [key, slot])
 
     try:
-        with connection.cursor() as cursor:
-            _free_slots_take(cursor, key, range(bound), wanted, held=held)
-            if not held:
+        take_more()
+        if not held:
+            with connection.cursor() as cursor:
                 slot = _slot_to_wait_for(cursor, key, bound)
                 cursor.execute("SELECT pg_advisory_lock(%s, %s)", [key, slot])
-                held.append(slot)
-                others = [other for other in range(bound) if other != slot]
-                _free_slots_take(cursor, key, others, wanted, held=held)
+            held.append(slot)
+            take_more()
         yield Slots(wanted, held, take_more)
     finally:
         with connection.cursor() as cursor:
             for slot in held:
                 cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [key, slot])
-
-
-def _free_slots_take(cursor, key: int, slots: Iterable[int], wanted: int, *, held: list[int]) -> None:
-    """Those of `slots` that no one holds, taken without waiting into `held` until it has `wanted`."""
-    for slot in slots:
-        if len(held) >= wanted:
-            return
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [key, slot])
-        if cursor.fetchone()[0]:
-            held.append(slot)
 
 
 def _slot_to_wait_for(cursor, key: int, bound: int) -> int:
