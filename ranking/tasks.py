@@ -18,10 +18,9 @@ from crowd.tasks import RETRYING, sync_chunks_dispatch
 from ranking.workflow import loop_run_exclusive, step_request_record, step_requests_run, topic_step
 
 logger = logging.getLogger(__name__)
-# An event that finds a pass running tries again this often, this many times; the pass itself
-# takes the requests due before it lets go of the lock, and beat's next pass any left.
+# An event that finds a due request's topic stepped elsewhere looks again this much later
+# (its holder takes it meanwhile, or the request is still there for this task).
 FOLLOW_UP_SECONDS = 2
-FOLLOW_UPS = 30
 
 
 @shared_task(**RETRYING)
@@ -58,20 +57,17 @@ def batch_full_heard(batch_id: int) -> None:
         logger.warning("batch %s: step request not handed to a worker (%s): the next pass takes it", batch_id, error)
 
 
-@shared_task(bind=True, max_retries=FOLLOW_UPS + 1, acks_late=True)
-def step_requested(self) -> dict:
-    """The event path (ranking.workflow.step_requests_run): the due step requests confirmed
-    and their topics stepped, then this task again when the earliest request left is due. A
-    pass running: the same again in FOLLOW_UP_SECONDS (the pass takes what is due before it
-    lets go). Safe to run twice: a request is taken once, under the loop's lock."""
+@shared_task(acks_late=True)
+def step_requested() -> dict:
+    """The event path (ranking.workflow.step_requests_run): one due step request confirmed
+    and its topic stepped, then this task again when the earliest request left is due (at
+    once when one is due already: the tasks of several topics' requests step them side by
+    side). Safe to run twice: a request is taken once, under its topic's lock."""
     report = step_requests_run()
-    if report is None and self.request.retries >= FOLLOW_UPS:  # a long pass: it takes them as it ends
-        return {"skipped": "a pass is still running: it takes the requests due before it lets go"}
-    if report is None:
-        raise self.retry(countdown=FOLLOW_UP_SECONDS)
     if report.next_due is not None:
         wait = max(0.0, (report.next_due - timezone.now()).total_seconds())
-        if report.elsewhere:  # another event holds a due topic: look again later, not at once
+        took = report.steps or report.waiting or report.dropped or report.errors
+        if report.elsewhere and not took:  # only topics held elsewhere are due: look again later, not at once
             wait = max(wait, FOLLOW_UP_SECONDS)
         step_requested.apply_async(countdown=wait, retry=False)
     return {**asdict(report), "next_due": report.next_due.isoformat() if report.next_due else None}

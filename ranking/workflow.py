@@ -29,13 +29,12 @@ own connection (LOOP_LOCK_KEY), so it is released when its holder dies; a pass t
 held is skipped with one log line, and beat's messages expire after one interval, so the
 queue cannot grow.
 
-Steps have one owner at a time (`step_lock`, STEP_LOCK_KEY): a pass holds it alone after its
-sync, for QC, the steps, publishing, expiry and the step requests due; events hold it shared,
-each stepping only the topics whose own lock it holds (`topic_lock`), so events for different
-topics step at once (their rows meet under row locks: the topic's in ranking.pipeline, the
-campaign's in QC and the ledger) and none while a pass steps. The sync, most of a pass, holds
-no step lock, so an event steps its topic while a pass syncs (the two syncs meet only in the
-HIT rows they lock: crowd.work.sync).
+A topic has one stepper at a time (`topic_lock`: an advisory lock of its own, TOPIC_LOCK_CLASS
+and the topic's id), the pass and the events alike: each steps only the topics whose lock it
+gets, and leaves a topic held elsewhere to its holder. So an event never waits for a pass, nor
+for another event stepping another topic, and a pass never waits for an event: what they share
+meets under row locks that were already there (the topic's in ranking.pipeline, the campaign's
+in QC and the budget ledger, the HITs' in crowd.work.sync).
 
 The event path: a step within seconds of a batch's last answer, not at the next beat.
 
@@ -45,26 +44,27 @@ The event path: a step within seconds of a batch's last answer, not at the next 
                 one. One StepRequest per topic, due STEP_EVENT_DEBOUNCE_SECONDS later; only a
                 new request enqueues the task (ranking.tasks.step_requested, after commit),
                 so a burst of answers for one batch asks for one step
-    confirm     for each due request whose topic's lock the task gets (`step_requests_run`),
-                the batch's answers confirmed with their channel, that batch alone
+    take        a task takes one due request, the earliest whose topic's lock it gets
+                (`step_requests_run`), so the tasks of requests for different topics step
+                them at once in different worker processes; a request whose topic is held
+                elsewhere is left to its holder, and the task looks again a little later
+    confirm     the batch's answers confirmed with their channel, that batch alone
                 (crowd.channels.registry.batch_sync_report: its HITs with a pending answer)
     step        if the topic is now ready (ranking.pipeline.topic_ready: its answers count),
-                QC once per campaign, `topic_step` (publish, expire) and campaigns finished,
+                QC for its campaign, `topic_step` (publish, expire) and campaigns finished,
                 exactly as a pass does; an answer its channel has not confirmed yet (a worker
                 between our page and MTurk's submit) pushes the request back
                 (CONFIRM_RETRY_SECONDS) and, those tries spent, drops it; so does a batch
                 that was not full after all (a forged answer refused): no step
-    one owner   a request that finds a pass stepping waits up to STEP_LOCK_WAIT_SECONDS for
-                the step lock, then its task tries again a little later; a topic another
-                event holds is left to that one; a pass takes every due request before it lets go of the step lock, and
-                beat's pass remains the net for whatever an event missed. The task has a queue
-                of its own (EVENTS_QUEUE in config.settings' routes), which workers read
-                between the chunks of a pass, so it does not wait behind a sync's chunks.
+    the net     a pass takes every due request whose topic it gets after its steps (one whose
+                task was lost with the broker, say), and beat's pass steps whatever is ready.
+                The task has a queue of its own (EVENTS_QUEUE in config.settings' routes),
+                which workers read between the chunks of a pass, so it does not wait behind
+                a sync's chunks.
 """
 
 import functools
 import logging
-import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
@@ -96,13 +96,8 @@ logger = logging.getLogger(__name__)
 Publish = Callable[[int, bool], object]
 # pg_try_advisory_lock's key for "a pass of the loop is running" (any bigint unique to it).
 LOOP_LOCK_KEY = 0x5A11E7CE
-# The advisory lock's key for "a topic is being stepped": the one owner of steps at a time.
-STEP_LOCK_KEY = 0x5A11E7CF
-# The first key of a topic's own lock (the second: its id), held by the event stepping it.
+# The first key of a topic's own lock (the second: its id), held by whoever steps it.
 TOPIC_LOCK_CLASS = 0x5A11E7
-# How long an event waits for a pass's steps (or another event's) before its task tries again.
-STEP_LOCK_WAIT_SECONDS = 10.0
-STEP_LOCK_POLL_SECONDS = 0.05
 WAITING = (Topic.State.LIKERT, Topic.State.COMPARISONS)
 # How long the event path waits for a channel to confirm a batch's last answers, try by try
 # (a worker posts to our page first, then to MTurk): then the request is dropped and beat heals.
@@ -116,6 +111,7 @@ class LoopReport:
     steps: list[dict] = field(default_factory=list)
     finished: list[int] = field(default_factory=list)  # campaigns marked Finished
     held: list[str] = field(default_factory=list)  # topics whose next batch the budget cap holds back
+    elsewhere: list[int] = field(default_factory=list)  # ready topics an event was stepping: left to it
     errors: list[str] = field(default_factory=list)
 
 
@@ -161,21 +157,20 @@ def loop_run(
 ) -> LoopReport:
     """One pass of the loop over every active campaign; see the module docstring. `dispatch`
     hands sync chunks to other workers (crowd.work.chunks); None: this process does them all.
-    The sync runs without the step lock; what follows holds it, waiting for an event's step
-    to end. `requests`: the step requests due are taken before the step lock is let go."""
+    Each topic is stepped under its own lock, a topic an event holds left to it. `requests`:
+    the step requests due are taken after the steps (the net for events nobody took)."""
     report = LoopReport()
     if publish is None and dispatch is not None:  # what a step publishes is shared with the workers too
         publish = functools.partial(_publish_shared, dispatch=dispatch)
     synced, report.sync = channels_sync_report(now=now, dispatch=dispatch)
-    stepped: set[int] = set()  # campaigns an event stepped at the pass's end
-    with step_lock(wait=None):
-        _steps_take(report, synced.campaign_ids, publish)
-        report.finished = campaigns_finish()
-        if requests:
-            events = step_requests_take(publish=publish)
-            report.steps += events.steps
-            report.errors += events.errors
-            stepped.update(events.quality_runs)
+    stepped: set[int] = set()  # campaigns the requests' steps changed
+    _steps_take(report, synced.campaign_ids, publish)
+    report.finished = campaigns_finish()
+    if requests:
+        events = step_requests_take(publish=publish)
+        report.steps += events.steps
+        report.errors += events.errors
+        stepped.update(events.quality_runs)
     pages_warm(synced.campaign_ids | set(report.quality_runs) | stepped)
     return report
 
@@ -188,8 +183,8 @@ def pages_warm(campaign_ids: Collection[int]) -> None:
 
 
 def _steps_take(report: LoopReport, synced: set[int], publish: Publish | None) -> None:
-    """With the step lock held: topics whose Likert batch went out outside the loop started,
-    then QC once per campaign with news and each ready topic stepped."""
+    """Topics whose Likert batch went out outside the loop started, then QC once per campaign
+    with news and each ready topic stepped, under its own lock (one an event holds: left to it)."""
     starting = Topic.objects.filter(state=Topic.State.IMPORTING, campaign__status=Campaign.Status.ACTIVE)
     for topic_id in starting.filter(batches__kind=Batch.Kind.LIKERT).values_list("pk", flat=True).distinct():
         topic_start(topic_id=topic_id)  # its Likert batch was published outside the loop
@@ -204,16 +199,24 @@ def _steps_take(report: LoopReport, synced: set[int], publish: Publish | None) -
         excluded = campaign_quality_refresh(campaign_id=campaign_id, likert_current=_scores_likert(ready))
         report.quality_runs.append(campaign_id)
         for topic_id in ready:
-            try:
-                step = topic_step(topic_id=topic_id, excluded=excluded, publish=publish)
-            except BudgetExceeded as held:  # shown on the batch (Batch.held_reason), logged once
-                report.held.append(f"topic {topic_id}: {held.message}")
-                continue
-            except ApplicationError as error:  # this topic only; the next pass tries again
-                logger.error("topic %s: %s", topic_id, error.message)
-                report.errors.append(f"topic {topic_id}: {error.message}")
-                continue
-            report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
+            with topic_lock(topic_id) as mine:
+                if not mine:
+                    report.elsewhere.append(topic_id)
+                    continue
+                _pass_step(report, topic_id, excluded, publish)
+
+
+def _pass_step(report: LoopReport, topic_id: int, excluded: set[int], publish: Publish | None) -> None:
+    try:
+        step = topic_step(topic_id=topic_id, excluded=excluded, publish=publish)
+    except BudgetExceeded as held:  # shown on the batch (Batch.held_reason), logged once
+        report.held.append(f"topic {topic_id}: {held.message}")
+        return
+    except ApplicationError as error:  # this topic only; the next pass tries again
+        logger.error("topic %s: %s", topic_id, error.message)
+        report.errors.append(f"topic {topic_id}: {error.message}")
+        return
+    report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
 
 
 def _scores_likert(topic_ids: list[int]) -> bool:
@@ -227,60 +230,39 @@ def loop_lock() -> Iterator[bool]:
     """Whether this process may run a pass now: a session-level advisory lock on PostgreSQL,
     released on exit or when the connection dies. SQLite (the embedded default) runs one
     process, so every pass may run."""
-    with _advisory_lock((LOOP_LOCK_KEY,), wait=0) as held:
-        yield held
-
-
-@contextmanager
-def step_lock(*, wait: float | None, shared: bool = False) -> Iterator[bool]:
-    """Whether this process may step topics now (STEP_LOCK_KEY), waiting up to `wait` seconds
-    for it (None: as long as it takes; 0: not at all). A pass holds it alone; events hold it
-    `shared`, each stepping only topics whose own lock it holds (`topic_lock`), so events
-    for different topics step at once and none while a pass steps. Reentrant within a
-    connection."""
-    with _advisory_lock((STEP_LOCK_KEY,), wait=wait, shared=shared) as held:
+    with _advisory_lock((LOOP_LOCK_KEY,)) as held:
         yield held
 
 
 @contextmanager
 def topic_lock(topic_id: int) -> Iterator[bool]:
-    """Whether this process may step the topic now: not while another event steps it."""
-    with _advisory_lock((TOPIC_LOCK_CLASS, topic_id), wait=0) as held:
+    """Whether this process may step the topic now: not while a pass or an event steps it."""
+    with _advisory_lock((TOPIC_LOCK_CLASS, topic_id)) as held:
         yield held
 
 
 @contextmanager
-def _advisory_lock(key: tuple[int, ...], *, wait: float | None, shared: bool = False) -> Iterator[bool]:
+def _advisory_lock(key: tuple[int, ...]) -> Iterator[bool]:
+    """A session-level advisory lock on `key` if nobody holds it (never waiting for it),
+    released on exit or when the connection dies; always held on SQLite (one process)."""
     if connection.vendor != "postgresql":
         yield True
         return
-    mode = "_shared" if shared else ""
     arguments = ", ".join(["%s"] * len(key))
-    held = False
     with connection.cursor() as cursor:
-        if wait is None:
-            cursor.execute(f"SELECT pg_advisory_lock{mode}({arguments})", list(key))
-            held = True
-        else:
-            deadline = time.monotonic() + wait
-            while True:
-                cursor.execute(f"SELECT pg_try_advisory_lock{mode}({arguments})", list(key))
-                held = bool(cursor.fetchone()[0])
-                if held or time.monotonic() >= deadline:
-                    break
-                time.sleep(STEP_LOCK_POLL_SECONDS)
+        cursor.execute(f"SELECT pg_try_advisory_lock({arguments})", list(key))
+        held = bool(cursor.fetchone()[0])
     try:
         yield held
     finally:
         if held:
             with connection.cursor() as cursor:
-                cursor.execute(f"SELECT pg_advisory_unlock{mode}({arguments})", list(key))
+                cursor.execute(f"SELECT pg_advisory_unlock({arguments})", list(key))
 
 
 def loop_run_exclusive(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> LoopReport | None:
     """`loop_run`, unless another pass holds the loop's lock: then nothing, and one log line.
-    Before it lets go of the step lock, the pass takes the step requests that came due
-    meanwhile (their events found it stepping)."""
+    After its steps, the pass takes the step requests due (the net for an event's lost task)."""
     with loop_lock() as held:
         if not held:
             logger.info("a pass of the loop is still running: this one is skipped")
@@ -297,7 +279,7 @@ class EventReport:
     quality_runs: list[int] = field(default_factory=list)
     waiting: list[int] = field(default_factory=list)  # topics whose answers their channel has not confirmed yet
     dropped: list[int] = field(default_factory=list)  # topics whose request ended without a step
-    elsewhere: list[int] = field(default_factory=list)  # topics another event was stepping: left to it
+    elsewhere: list[int] = field(default_factory=list)  # topics another stepper held: left to it
     errors: list[str] = field(default_factory=list)
     next_due: datetime | None = None  # the earliest request left
 
@@ -312,23 +294,19 @@ def step_request_record(*, batch_id: int) -> bool:
     return created
 
 
-def step_requests_run(*, publish: Publish | None = None) -> EventReport | None:
-    """The event path's turn (ranking.tasks.step_requested): with the step lock shared
-    (waited for up to STEP_LOCK_WAIT_SECONDS while a pass steps), every due request whose
-    topic no other event is stepping taken (`step_requests_take`); None when a pass's steps
-    kept the lock."""
-    with step_lock(wait=STEP_LOCK_WAIT_SECONDS, shared=True) as held:
-        if not held:
-            return None
-        report = step_requests_take(publish=publish)
+def step_requests_run(*, publish: Publish | None = None) -> EventReport:
+    """The event path's turn (ranking.tasks.step_requested): the earliest due request whose
+    topic nobody else is stepping taken (`step_requests_take`), so that the tasks of other
+    topics' requests take theirs at once; then the figures of its campaign counted."""
+    report = step_requests_take(publish=publish, one=True)
     pages_warm(set(report.quality_runs))
     return report
 
 
-def step_requests_take(*, publish: Publish | None = None) -> EventReport:
-    """With the step lock held: for each due request whose topic's lock this process gets,
+def step_requests_take(*, publish: Publish | None = None, one: bool = False) -> EventReport:
+    """For each due request whose topic's lock this process gets (`one`: the first such),
     its topic's current batch confirmed with its channel, then the topic stepped if it is
-    ready; see the module docstring. A topic another event holds is left to it."""
+    ready; see the module docstring. A topic held elsewhere is left to its holder."""
     report = EventReport()
     now = timezone.now()
     excluded: dict[int, set[int]] = {}
@@ -340,6 +318,8 @@ def step_requests_take(*, publish: Publish | None = None) -> EventReport:
                 report.elsewhere.append(topic_id)
             elif request is not None:  # else another event stepped it already
                 _request_take(report, request, now, excluded, publish)
+                if one:
+                    break
     if report.steps:
         campaigns_finish()
     report.next_due = StepRequest.objects.aggregate(due=Min("due_at"))["due"]

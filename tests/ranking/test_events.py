@@ -9,6 +9,7 @@ import time
 import psycopg2
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Topic
@@ -112,6 +113,20 @@ def _stepped_once(topic: Topic) -> None:
     assert not StepRequest.objects.exists()
 
 
+def _holder() -> psycopg2.extensions.connection:
+    """A connection of its own, as a pass's in another process would be."""
+    settings_dict = connection.settings_dict
+    holder = psycopg2.connect(
+        dbname=settings_dict["NAME"],
+        user=settings_dict["USER"],
+        host=settings_dict["HOST"],
+        port=settings_dict["PORT"],
+        password=settings_dict["PASSWORD"] or None,
+    )
+    holder.autocommit = True
+    return holder
+
+
 # ---- Without a worker: what the event path reports and where it stops ------------------------
 
 
@@ -155,6 +170,52 @@ def test_a_pass_takes_the_requests_that_came_due_before_it_lets_go(settings):
     assert topic.state == Topic.State.LIKERT
 
 
+def _unanswered_likert(campaign: Campaign) -> Batch:
+    topic = TopicFactory(campaign=campaign)
+    PropositionFactory.create_batch(5, topic=topic)
+    batch = likert_tasks_build(topic=topic, seed=1)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.PUBLISHED)
+    Topic.objects.filter(pk=topic.pk).update(state=Topic.State.LIKERT)
+    return batch
+
+
+def test_an_event_task_takes_one_due_request_and_leaves_the_next_to_another_task(settings):
+    """So the tasks of two topics' requests step them side by side, not one after the other."""
+    settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
+    campaign = CampaignFactory(status=Campaign.Status.ACTIVE, assignments_per_hit=1, trap_rate=0)
+    first, second = _unanswered_likert(campaign), _unanswered_likert(campaign)
+    assert workflow.step_request_record(batch_id=first.pk) is True
+    assert workflow.step_request_record(batch_id=second.pk) is True
+
+    report = workflow.step_requests_run()
+
+    assert report.dropped == [first.topic_id]  # nothing answered: the earliest request taken, no step
+    assert list(StepRequest.objects.values_list("topic_id", flat=True)) == [second.topic_id]
+    assert report.next_due is not None and report.next_due <= timezone.now()  # due: the task goes again at once
+
+
+def test_a_pass_leaves_a_topic_an_event_is_stepping_to_it_and_steps_the_others(turk):
+    held, held_hits = _likert_round(hits=2)
+    free, free_hits = _likert_round(hits=2)
+    for index, hit in enumerate(held_hits + free_hits):
+        turk.worker(f"ALEFT{index:09d}").complete(hit.hit_id)
+    event = _holder()
+    try:
+        with event.cursor() as cursor:  # an event is stepping the one topic
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [workflow.TOPIC_LOCK_CLASS, held.pk])
+
+        report = workflow.loop_run_exclusive()
+
+        assert report is not None and report.elsewhere == [held.pk]
+        assert [step["topic"] for step in report.steps] == [free.pk]
+        assert _published_comparisons(free) and not _published_comparisons(held)
+    finally:
+        event.close()
+    report = workflow.loop_run_exclusive()  # let go: the next pass steps it
+    assert report is not None and [step["topic"] for step in report.steps] == [held.pk]
+    assert _published_comparisons(held)
+
+
 def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):
     campaign = CampaignFactory(status=Campaign.Status.ACTIVE)
     topic = TopicFactory(campaign=campaign)
@@ -196,30 +257,16 @@ def test_a_burst_of_answers_for_one_batch_makes_one_step(event_worker, turk):
     _stepped_once(topic)
 
 
-def _holder() -> psycopg2.extensions.connection:
-    """A connection of its own, as a pass's in another process would be."""
-    settings_dict = connection.settings_dict
-    holder = psycopg2.connect(
-        dbname=settings_dict["NAME"],
-        user=settings_dict["USER"],
-        host=settings_dict["HOST"],
-        port=settings_dict["PORT"],
-        password=settings_dict["PASSWORD"] or None,
-    )
-    holder.autocommit = True
-    return holder
-
-
-def test_an_event_that_finds_a_pass_stepping_is_taken_once_the_pass_lets_go(event_worker, turk):
+def test_an_event_that_finds_a_pass_stepping_its_topic_is_taken_once_the_pass_lets_go(event_worker, turk):
     topic, hits = _likert_round(hits=2)
     pass_connection = _holder()
     try:
-        with pass_connection.cursor() as cursor:  # a pass of the loop is stepping: it owns the steps
-            cursor.execute("SELECT pg_advisory_lock(%s)", [workflow.STEP_LOCK_KEY])
+        with pass_connection.cursor() as cursor:  # a pass of the loop is stepping the topic
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [workflow.TOPIC_LOCK_CLASS, topic.pk])
         for index, hit in enumerate(hits):
             turk.worker(f"APASS{index:09d}").complete(hit.hit_id)
         _until(lambda: StepRequest.objects.exists(), "the request recorded")
-        time.sleep(4)  # the event's task came, found the steps owned, and waits for them
+        time.sleep(4)  # the event's task came, found the topic held, and looks again later
         topic.refresh_from_db()
         assert topic.state == Topic.State.LIKERT and StepRequest.objects.filter(topic=topic).exists()
     finally:
@@ -230,7 +277,7 @@ def test_an_event_that_finds_a_pass_stepping_is_taken_once_the_pass_lets_go(even
 
 def test_an_event_steps_its_topic_while_a_pass_syncs(event_worker, turk):
     """A pass holds the loop's lock for all of its sync, which is most of it; the event
-    needs only the step lock, so its topic moves on before that pass ends."""
+    needs only its topic's lock, so its topic moves on before that pass ends."""
     topic, hits = _likert_round(hits=2)
     pass_connection = _holder()
     try:
@@ -246,9 +293,9 @@ def test_an_event_steps_its_topic_while_a_pass_syncs(event_worker, turk):
 
 
 def test_events_for_two_topics_step_each_topic_apart(event_worker, turk):
-    """Events hold the step lock shared and each topic's own lock: while another event holds
-    one topic (here a connection of the test's), the other topic is stepped all the same, and
-    the held one once it is let go."""
+    """Events hold each topic's own lock: while another event holds one topic (here a
+    connection of the test's), the other topic is stepped all the same, and the held one
+    once it is let go."""
     held, held_hits = _likert_round(hits=2)
     free, free_hits = _likert_round(hits=2)
     other_event = _holder()
