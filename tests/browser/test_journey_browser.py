@@ -50,10 +50,17 @@ def tsv_file(path: Path, header: str, rows: list[list[str]]) -> Path:
 
 def sample_files(directory: Path) -> tuple[Path, Path, Path, dict[str, float]]:
     """A small propositions file, its topic description and traps, cut from the demo sample;
-    and the sample's hidden importance per external id."""
+    and the sample's hidden importance per external id. The propositions are spread evenly
+    over the topic's range of importance, so the crowd's ranking has an order to find (the
+    file's first ten are all very important: their order is a coin's)."""
     header, *lines = (SAMPLE / "propositions.tsv").read_text(encoding="utf-8").splitlines()
     rows = [line.split("\t") for line in lines]
-    kept = [row for row in rows if row[0] == TOPIC and float(row[4]) >= 0.5][:PROPOSITIONS]
+    candidates = sorted(
+        (row for row in rows if row[0] == TOPIC and float(row[4]) >= 0.5), key=lambda row: float(row[7])
+    )
+    spacing = (len(candidates) - 1) / (PROPOSITIONS - 1)
+    picked = {id(candidates[round(index * spacing)]) for index in range(PROPOSITIONS)}
+    kept = [row for row in rows if id(row) in picked]  # in the file's order
     topics_header, *topics = (SAMPLE / "topics.tsv").read_text(encoding="utf-8").splitlines()
     traps_header, *traps = (SAMPLE / "subtle_traps.tsv").read_text(encoding="utf-8").splitlines()
     return (
