@@ -42,6 +42,7 @@ operation, over every run of the benchmark. The last line is one JSON object of 
 """
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -316,10 +317,10 @@ def likert_batch_build(*, name: str, hits: int) -> int:
     from annotation.models import Batch, Campaign, Proposition, Topic
     from annotation.text import normalize_text, proposition_text
 
-    slug = "publish-" + "".join(c if c.isalnum() else "-" for c in name.lower())
+    slug = "publish-" + hashlib.sha256(name.encode()).hexdigest()[:16]  # labels alike in their first 50 characters
     campaign = Campaign.objects.create(
         name=name,
-        slug=slug[:50],
+        slug=slug,
         channel=Campaign.Channel.MTURK,
         environment=Campaign.Environment.LOCAL,
         trap_rate=0,
