@@ -192,7 +192,9 @@ class PublishBench(Bench):
         published = HIT.objects.filter(task__batch_id=batch_id).count()
         assert published == hits, (name, published, hits)
         per_hit_figures(figures, hits, PAPER_PUBLISH_HITS)
-        figures.update(hits=hits, chunks=chunk_count(hits, "publish"), processes=workers + 1)
+        figures.update(hits=hits, processes=workers + 1)
+        if not name.startswith("baseline"):  # the sequential code had no chunks
+            figures["chunks"] = chunk_count(hits, "publish", shared=workers > 0)
         print(f"publish, {name}: {hits} HITs in {figures['seconds']} s; {figures}")
         return figures
 
@@ -264,7 +266,7 @@ class PublishBench(Bench):
         figures.update(
             hits=len(hit_ids),
             approved=result.approved,
-            chunks=chunk_count(len(hit_ids), "sync"),
+            chunks=chunk_count(len(hit_ids), "sync", shared=dispatch is not None),
             chunks_shared=result.chunks_shared,
             processes=workers + 1,
         )
@@ -279,13 +281,13 @@ def processes(workers: int) -> str:
     return f"{workers + 1} processes (the pass + {workers} Celery worker process{'es' if workers > 1 else ''})"
 
 
-def chunk_count(items: int, job: str) -> int:
+def chunk_count(items: int, job: str, *, shared: bool) -> int:
     """How many chunks a pass of `items` HITs (sync) or tasks (publish) goes in."""
     from crowd.work import publishing, sync
     from crowd.work.chunks import chunks_split
 
     module = publishing if job == "publish" else sync
-    return len(chunks_split(list(range(items)), floor=module.CHUNK_FLOOR, ceiling=module.CHUNK_SIZE))
+    return len(chunks_split(list(range(items)), floor=module.CHUNK_FLOOR, ceiling=module.CHUNK_SIZE, shared=shared))
 
 
 def publish(batch_id: int, dispatch) -> None:

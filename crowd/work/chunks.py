@@ -20,8 +20,8 @@ lock that finds the pass alive reads in `done` whether this pass's chunk was fin
 Results are summed: a change is made once, under row locks, by whoever got there first,
 and counted in that one's report.
 
-How big a chunk is (`chunks_split`): PASS_CHUNKS of them when the pass is small enough, so a
-pass of a few hundred HITs with news is shared by every process there is, each chunk no
+How big a chunk is (`chunks_split`): when the pass is shared, PASS_CHUNKS of them when it is
+small enough, so a pass of a few hundred HITs with news is shared by every process there is, each chunk no
 smaller than its job's floor (a chunk costs a task, a transaction and a report) and no larger
 than its ceiling (one transaction's rows): a paper-scale pass is many chunks of the ceiling.
 
@@ -70,10 +70,13 @@ class _Pass:
     failed: dict[int, str] = field(default_factory=dict)
 
 
-def chunks_split(ids: list[int], *, floor: int, ceiling: int) -> list[list[int]]:
+def chunks_split(ids: list[int], *, floor: int, ceiling: int, shared: bool) -> list[list[int]]:
     """`ids` in order, in PASS_CHUNKS chunks of one size (the last may be shorter), but never
-    below `floor` nor above `ceiling` a chunk (the ceiling wins when they cross)."""
-    size = max(1, min(ceiling, max(floor, math.ceil(len(ids) / settings.PASS_CHUNKS))))
+    below `floor` nor above `ceiling` a chunk (the ceiling wins when they cross). A pass that
+    shares nothing (no dispatcher) goes in chunks of the ceiling: each chunk costs its own
+    statements, and there is nobody to give the smaller ones to."""
+    wanted = math.ceil(len(ids) / settings.PASS_CHUNKS) if shared else ceiling
+    size = max(1, min(ceiling, max(floor, wanted)))
     return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 

@@ -287,7 +287,7 @@ def batch_publish(*, batch_id: int, live: bool = False, dispatch: Dispatch | Non
         published = shared = 0
         if task_ids:
             hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
-            chunks = chunks_split(task_ids, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE)
+            chunks = chunks_split(task_ids, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE, shared=dispatch is not None)
             reports = chunks_work(
                 chunks=chunks, now=timezone.now(), work=_until_failure(), dispatch=dispatch, job="publish"
             )

@@ -126,13 +126,21 @@ def test_a_pass_goes_in_pass_chunks_chunks_never_below_the_floor_nor_above_the_c
     settings.PASS_CHUNKS = 8
     ids = list(range(100))
 
-    assert [len(chunk) for chunk in chunks_split(ids, floor=10, ceiling=100)] == [13] * 7 + [9]
-    assert [len(chunk) for chunk in chunks_split(ids[:24], floor=10, ceiling=100)] == [10, 10, 4]
-    assert [len(chunk) for chunk in chunks_split(ids[:9], floor=10, ceiling=100)] == [9]
-    assert [len(chunk) for chunk in chunks_split(list(range(1000)), floor=10, ceiling=100)] == [100] * 10
-    assert [len(chunk) for chunk in chunks_split(ids[:5], floor=10, ceiling=2)] == [2, 2, 1]  # the ceiling wins
-    assert [i for chunk in chunks_split(ids, floor=10, ceiling=100) for i in chunk] == ids  # each once, in order
-    assert chunks_split([], floor=10, ceiling=100) == []
+    assert [len(chunk) for chunk in chunks_split(ids, floor=10, ceiling=100, shared=True)] == [13] * 7 + [9]
+    assert [len(chunk) for chunk in chunks_split(ids[:24], floor=10, ceiling=100, shared=True)] == [10, 10, 4]
+    assert [len(chunk) for chunk in chunks_split(ids[:9], floor=10, ceiling=100, shared=True)] == [9]
+    assert [len(chunk) for chunk in chunks_split(list(range(1000)), floor=10, ceiling=100, shared=True)] == [100] * 10
+    assert [len(chunk) for chunk in chunks_split(ids[:5], floor=10, ceiling=2, shared=True)] == [
+        2,
+        2,
+        1,
+    ]  # the ceiling wins
+    assert [
+        i for chunk in chunks_split(ids, floor=10, ceiling=100, shared=True) for i in chunk
+    ] == ids  # each once, in order
+    assert chunks_split([], floor=10, ceiling=100, shared=True) == []
+    unshared = chunks_split(ids, floor=10, ceiling=30, shared=False)  # nobody to share with: the ceiling
+    assert [len(chunk) for chunk in unshared] == [30, 30, 30, 10]
 
 
 def test_a_pass_of_a_dozen_hits_is_split_so_a_worker_takes_part(local_turk, monkeypatch):

@@ -84,7 +84,7 @@ def assignments_sync(
         visit = hits_with_news(now=now, report=report)
     else:
         visit = list(open_hits.filter(pk__in=list(hit_ids)).order_by("pk").values_list("pk", flat=True))
-    chunks = chunks_split(visit, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE)
+    chunks = chunks_split(visit, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE, shared=dispatch is not None)
     for result in chunks_work(
         chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now), dispatch=dispatch, job="sync"
     ):
