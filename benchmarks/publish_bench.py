@@ -5,9 +5,14 @@ MTurk endpoint over HTTP.
         [--baseline-hits 200] [--latency-hits 400] [--latency-ms 150] [--workers 0,1,2]
 
 Targets (issue 26): a paper-scale Likert publish (10,950 HITs) ≤ 3 min; an approval pass of
-10,620 HITs × 5 assignments ≤ 10 min; each with 1 and 2 Celery worker processes beside the
-pass, and again with the endpoint's latency fault at `--latency-ms` per call, where more
-workers must shorten it.
+10,620 HITs × 5 assignments ≤ 10 min; each with 1 and 2 processes at work, and again with the
+endpoint's latency fault at `--latency-ms` per call, where more processes must shorten it.
+
+What "processes at work" means here: the pass is one process (in a deployment it runs inside a
+Celery worker process); `--workers N` starts a Celery worker of N pool processes beside it, so
+N workers are N + 1 processes taking chunks. Each process makes MARKETPLACE_CALLS_PER_PROCESS
+calls at once, and all of them together at most MTURK_CONCURRENT_CALLS: with the defaults (4
+and 8) a second process can double the calls in flight, a third cannot add any.
 
 The endpoint is gunicorn (2 processes × 8 threads) on PostgreSQL, with Redis for Celery, as
 in sync_bench.py; every process keeps its database connections as a deployment does
@@ -23,10 +28,12 @@ In the same run, for each of publish and approval:
   extrapolated per HIT to the full size (said so in its row). The approval baseline swaps
   the approvals for the old ones and runs with MARKETPLACE_CALLS_PER_PROCESS=1, so its
   listings and deletions go one after the other too, as they did;
-* ours: MARKETPLACE_CALLS_PER_PROCESS calls at once in this process alone (0 workers), then
-  with a Celery worker of 1 and of 2 pool processes taking chunks beside it (the pass works
-  chunks too), within MTURK_CONCURRENT_CALLS in flight. Workers help only where there is more
-  than one chunk: 50 tasks a chunk when publishing, 100 HITs when syncing.
+* ours: MARKETPLACE_CALLS_PER_PROCESS calls at once in this process alone (0 workers: 1
+  process), then with a Celery worker of 1 and of 2 pool processes taking chunks beside it
+  (the pass works chunks too: 2 and 3 processes), within MTURK_CONCURRENT_CALLS in flight; the
+  same under the latency fault. A pass goes in PASS_CHUNKS chunks (crowd.work.chunks.chunks_split:
+  at least 10 tasks or HITs a chunk, at most 50 tasks when publishing and 100 HITs when
+  syncing), so the reduced sizes are shared too; each row says how many chunks it had.
 
 Sizes smaller than the paper's are extrapolated per HIT, and each row says what it ran. CPU is
 per process tree (this process, the endpoint, the workers), read from /proc; the endpoint's
@@ -35,6 +42,7 @@ operation, over every run of the benchmark. The last line is one JSON object of 
 """
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -96,7 +104,7 @@ class PublishBench(Bench):
             "machine_before": machine(),
         }
         counts = [int(n) for n in args.workers.split(",")]
-        latency_counts = [n for n in counts if n] or [1]
+        latency_counts = counts
         started = time.perf_counter()
         slices = self.approval_round(len(counts) + len(latency_counts) + 2, counts, latency_counts)
         print(
@@ -157,7 +165,7 @@ class PublishBench(Bench):
         for n in counts:
             dispatch = chunks_dispatch if n else None
             runs[f"ours_{n}"] = self.publish_run(
-                f"ours, {n} worker(s)", self.args.hits, lambda batch_id, d=dispatch: publish(batch_id, d), workers=n
+                f"ours, {processes(n)}", self.args.hits, lambda batch_id, d=dispatch: publish(batch_id, d), workers=n
             )
         with latency(self.args.latency_ms):
             sample = max(1, self.args.baseline_hits // 2)
@@ -168,9 +176,9 @@ class PublishBench(Bench):
             )
             for n in latency_counts:
                 runs[f"latency_ours_{n}"] = self.publish_run(
-                    f"ours, {n} worker(s), {self.args.latency_ms} ms latency",
+                    f"ours, {processes(n)}, {self.args.latency_ms} ms latency",
                     self.args.latency_hits,
-                    lambda batch_id: publish(batch_id, chunks_dispatch),
+                    lambda batch_id, d=chunks_dispatch if n else None: publish(batch_id, d),
                     workers=n,
                 )
         return runs
@@ -184,7 +192,9 @@ class PublishBench(Bench):
         published = HIT.objects.filter(task__batch_id=batch_id).count()
         assert published == hits, (name, published, hits)
         per_hit_figures(figures, hits, PAPER_PUBLISH_HITS)
-        figures["hits"] = hits
+        figures.update(hits=hits, processes=workers + 1)
+        if not name.startswith("baseline"):  # the sequential code had no chunks
+            figures["chunks"] = chunk_count(hits, "publish", shared=workers > 0)
         print(f"publish, {name}: {hits} HITs in {figures['seconds']} s; {figures}")
         return figures
 
@@ -234,14 +244,14 @@ class PublishBench(Bench):
             settings.MARKETPLACE_CALLS_PER_PROCESS = per_process
         for n in counts:
             runs[f"ours_{n}"] = self.approval_run(
-                f"ours, {n} worker(s)", slices[f"ours_{n}"], chunks_dispatch if n else None, workers=n
+                f"ours, {processes(n)}", slices[f"ours_{n}"], chunks_dispatch if n else None, workers=n
             )
         with latency(self.args.latency_ms):
             for n in latency_counts:
                 runs[f"latency_ours_{n}"] = self.approval_run(
-                    f"ours, {n} worker(s), {self.args.latency_ms} ms latency",
+                    f"ours, {processes(n)}, {self.args.latency_ms} ms latency",
                     slices[f"latency_ours_{n}"],
-                    chunks_dispatch,
+                    chunks_dispatch if n else None,
                     workers=n,
                 )
         return runs
@@ -253,9 +263,31 @@ class PublishBench(Bench):
             figures, result = self.measured(lambda: assignments_sync(hit_ids=hit_ids, dispatch=dispatch))
         assert result.approved == len(hit_ids) * SLOTS and result.completed == len(hit_ids), (name, result)
         per_hit_figures(figures, len(hit_ids), PAPER_APPROVE_HITS)
-        figures.update(hits=len(hit_ids), approved=result.approved, chunks_shared=result.chunks_shared)
+        figures.update(
+            hits=len(hit_ids),
+            approved=result.approved,
+            chunks=chunk_count(len(hit_ids), "sync", shared=dispatch is not None),
+            chunks_shared=result.chunks_shared,
+            processes=workers + 1,
+        )
         print(f"approval pass, {name}: {len(hit_ids)} HITs × {SLOTS} in {figures['seconds']} s; {figures}")
         return figures
+
+
+def processes(workers: int) -> str:
+    """A run's label: the processes taking chunks (the pass, and the Celery worker's pool)."""
+    if not workers:
+        return "1 process (the pass alone)"
+    return f"{workers + 1} processes (the pass + {workers} Celery worker process{'es' if workers > 1 else ''})"
+
+
+def chunk_count(items: int, job: str, *, shared: bool) -> int:
+    """How many chunks a pass of `items` HITs (sync) or tasks (publish) goes in."""
+    from crowd.work import publishing, sync
+    from crowd.work.chunks import chunks_split
+
+    module = publishing if job == "publish" else sync
+    return len(chunks_split(list(range(items)), floor=module.CHUNK_FLOOR, ceiling=module.CHUNK_SIZE, shared=shared))
 
 
 def publish(batch_id: int, dispatch) -> None:
@@ -287,10 +319,10 @@ def likert_batch_build(*, name: str, hits: int) -> int:
     from annotation.models import Batch, Campaign, Proposition, Topic
     from annotation.text import normalize_text, proposition_text
 
-    slug = "publish-" + "".join(c if c.isalnum() else "-" for c in name.lower())
+    slug = "publish-" + hashlib.sha256(name.encode()).hexdigest()[:16]  # labels alike in their first 50 characters
     campaign = Campaign.objects.create(
         name=name,
-        slug=slug[:50],
+        slug=slug,
         channel=Campaign.Channel.MTURK,
         environment=Campaign.Environment.LOCAL,
         trap_rate=0,
@@ -333,20 +365,26 @@ def report(figures: dict) -> None:
     ):
         print()
         print(f"{what}: paper scale {paper:,} HITs, target ≤ {target} s (sizes below; extrapolated per HIT)")
-        print(f"{'run':44} {'HITs':>6} {'s':>8} {'calls/HIT':>10} {'ms/HIT':>8} {'paper s':>8}  endpoint CPU ms/call")
+        print(
+            f"{'run':48} {'HITs':>6} {'chunks':>6} {'s':>8} {'calls/HIT':>10} {'ms/HIT':>8} {'paper s':>8}  endpoint CPU ms/call"
+        )
         for name, run in figures[what].items():
-            label = name.replace("_", " ")
             if "baseline" in name:
-                label += f" (code at {BASELINE_COMMIT}, sequential)"
+                label = name.replace("_", " ") + f" (code at {BASELINE_COMMIT}, sequential)"
+            else:
+                label = ("latency " if "latency" in name else "") + f"ours, {run['processes']} process(es)"
             print(
-                f"{label:44} {run['hits']:>6} {run['seconds']:>8} {run['calls_per_hit']:>10} {run['ms_per_hit']:>8} "
-                f"{run['paper_scale_seconds']:>8}  {run['endpoint_cpu_ms_per_call']}"
+                f"{label:48} {run['hits']:>6} {run.get('chunks', '-'):>6} {run['seconds']:>8} {run['calls_per_hit']:>10} "
+                f"{run['ms_per_hit']:>8} {run['paper_scale_seconds']:>8}  {run['endpoint_cpu_ms_per_call']}"
             )
         runs = figures[what]
-        if "latency_ours_1" in runs and "latency_ours_2" in runs:
-            ratio = round(runs["latency_ours_1"]["seconds"] / runs["latency_ours_2"]["seconds"], 2)
-            figures[f"{what}_latency_ratio_1_to_2_workers"] = ratio
-            print(f"under latency, 1 → 2 worker processes: {ratio}× less time")
+        for fewer, more in ((0, 1), (1, 2)):
+            if f"latency_ours_{fewer}" in runs and f"latency_ours_{more}" in runs:
+                ratio = round(
+                    runs[f"latency_ours_{fewer}"]["ms_per_hit"] / runs[f"latency_ours_{more}"]["ms_per_hit"], 2
+                )
+                figures[f"{what}_latency_ratio_{fewer + 1}_to_{more + 1}_processes"] = ratio
+                print(f"under latency, {fewer + 1} → {more + 1} processes at work: {ratio}× less time a HIT")
     meter = figures["endpoint_meter"]
     print(
         f"endpoint's own meter, {meter['calls']} calls in {meter['processes']} processes: {meter['cpu_ms_per_call']} ms CPU a call"

@@ -206,6 +206,11 @@ SYNC_INTERVAL_SECONDS = env.int("SYNC_INTERVAL_SECONDS", default=60)
 MARKETPLACE_CALLS_PER_PROCESS = env.int("MARKETPLACE_CALLS_PER_PROCESS", default=4)
 if MARKETPLACE_CALLS_PER_PROCESS < 1:
     raise ImproperlyConfigured("MARKETPLACE_CALLS_PER_PROCESS must be at least 1.")
+# Chunks a pass (a sync or a publish) aims to split its work into, so every process taking
+# chunks gets some even when the pass is a few hundred HITs (crowd.work.chunks.chunks_split).
+PASS_CHUNKS = env.int("PASS_CHUNKS", default=8)
+if PASS_CHUNKS < 1:
+    raise ImproperlyConfigured("PASS_CHUNKS must be at least 1.")
 # The event path (ranking/workflow.py): a batch's last answer asks for its topic's step this
 # many seconds later, so a burst of answers makes one request; beat above is the safety net.
 STEP_EVENT_DEBOUNCE_SECONDS = env.float("STEP_EVENT_DEBOUNCE_SECONDS", default=1.0)

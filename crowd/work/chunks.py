@@ -20,18 +20,25 @@ lock that finds the pass alive reads in `done` whether this pass's chunk was fin
 Results are summed: a change is made once, under row locks, by whoever got there first,
 and counted in that one's report.
 
+How big a chunk is (`chunks_split`): when the pass is shared, PASS_CHUNKS of them when it is
+small enough, so a pass of a few hundred HITs with news is shared by every process there is, each chunk no
+smaller than its job's floor (a chunk costs a task, a transaction and a report) and no larger
+than its ceiling (one transaction's rows): a paper-scale pass is many chunks of the ceiling.
+
 Without PostgreSQL, inside a transaction (workers could not see its rows) or without a
 dispatcher, the pass works every chunk itself.
 """
 
 import json
 import logging
+import math
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection
 
 logger = logging.getLogger(__name__)
@@ -61,6 +68,16 @@ class _Pass:
     work: Work
     results: dict[int, list[dict]] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
+
+
+def chunks_split(ids: list[int], *, floor: int, ceiling: int, shared: bool) -> list[list[int]]:
+    """`ids` in order, in PASS_CHUNKS chunks of one size (the last may be shorter), but never
+    below `floor` nor above `ceiling` a chunk (the ceiling wins when they cross). A pass that
+    shares nothing (no dispatcher) goes in chunks of the ceiling: each chunk costs its own
+    statements, and there is nobody to give the smaller ones to."""
+    wanted = math.ceil(len(ids) / settings.PASS_CHUNKS) if shared else ceiling
+    size = max(1, min(ceiling, max(floor, wanted)))
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
 
 
 def chunks_work(

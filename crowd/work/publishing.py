@@ -19,7 +19,8 @@
    created but not recorded (a crash in between), MTurk refuses the repeated token and the
    marketplace returns the existing HIT (crowd.marketplaces.mturk.client) — never a second one. MTurk keeps
    tokens for 24 hours: re-run an interrupted publish within a day.
-5. In parallel: the tasks go in chunks of CHUNK_SIZE, which the publishing process and, with
+5. In parallel: the tasks go in chunks (crowd.work.chunks.chunks_split: PASS_CHUNKS of them,
+   at least CHUNK_FLOOR and at most CHUNK_SIZE tasks each), which the publishing process and, with
    a `dispatch` (crowd.tasks.chunks_dispatch), idle Celery workers take (crowd.work.chunks);
    each holder makes its chunk's calls a few at once, within the channel's bound on calls in
    flight over the whole deployment (crowd.work.calls). Recording stays per HIT, in the
@@ -61,14 +62,16 @@ from crowd.marketplaces.registry import channel_policy, get_marketplace
 from crowd.models import HIT, HITType
 from crowd.work import ledger
 from crowd.work.calls import Outcome, calls_run, stops_run
-from crowd.work.chunks import Chunk, Dispatch, chunk_work, chunks_work
+from crowd.work.chunks import Chunk, Dispatch, chunk_work, chunks_split, chunks_work
 
 Environment = Campaign.Environment
 
 logger = logging.getLogger(__name__)
 
-# Tasks per chunk: one Celery task when the publish is shared (crowd.work.chunks).
+# Tasks per chunk at most: one Celery task when the publish is shared (crowd.work.chunks).
 CHUNK_SIZE = 50
+# Tasks per chunk at least (the last may have fewer): one CreateHITWithHITType each.
+CHUNK_FLOOR = 10
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,7 @@ def batch_publish(*, batch_id: int, live: bool = False, dispatch: Dispatch | Non
         published = shared = 0
         if task_ids:
             hit_type_ensure(campaign=campaign, kind=batch.kind, marketplace=marketplace)
-            chunks = [task_ids[start : start + CHUNK_SIZE] for start in range(0, len(task_ids), CHUNK_SIZE)]
+            chunks = chunks_split(task_ids, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE, shared=dispatch is not None)
             reports = chunks_work(
                 chunks=chunks, now=timezone.now(), work=_until_failure(), dispatch=dispatch, job="publish"
             )

@@ -17,7 +17,7 @@ from crowd.marketplaces.base import MarketplaceUnavailable
 from crowd.marketplaces.registry import get_marketplace
 from crowd.models import HIT, Assignment, LedgerEntry, Worker, WorkerQuality
 from crowd.tasks import chunks_dispatch
-from crowd.work import ledger, publishing
+from crowd.work import ledger, publishing, sync
 from crowd.work.calls import calls_run, slot_key
 from crowd.work.publishing import batch_publish
 from crowd.work.review import reviews_record
@@ -27,6 +27,7 @@ from crowd.work.sync.report import SyncReport
 from rehearsal.localturk import faults
 from tests.conftest import celery_connections_reset
 
+from .chunk_worker import PASS, WORKER, ChunkWorker
 from .factories import likert_batch
 
 pytestmark = pytest.mark.mturk
@@ -333,6 +334,23 @@ def test_approvals_in_parallel_make_one_call_per_assignment_within_the_bound(loc
     assert HIT.objects.filter(pk__in=[hit.pk for hit in published], complete=True).count() == 4
 
 
+def test_an_approval_pass_of_a_dozen_hits_is_split_so_a_worker_takes_part(local_turk, monkeypatch):
+    published = _approval_due(local_turk, hits=12, slots=1)  # default sizes: chunks of 10 and 2 HITs
+    worker = ChunkWorker(lambda chunk, now: sync.chunk_sync(chunk=chunk, now=now))
+    monkeypatch.setattr(sync, "_chunk_sync", worker.recorder(sync._chunk_sync))
+    _meter_reset(local_turk)
+
+    report = sync.assignments_sync(dispatch=worker.dispatch)
+    worker.join()
+
+    pks = [hit.pk for hit in published]
+    assert worker.by(WORKER) == [pks[10:]]  # the worker approved the chunk handed to it
+    assert worker.by(PASS) == [pks[:10]]
+    assert (report.approved, report.completed, report.chunks_shared) == (12, 12, 1)
+    assert _calls(local_turk)["operations"]["ApproveAssignment"]["calls"] == 12  # one each, whoever made it
+    assert set(Assignment.objects.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+
+
 def test_an_approval_sent_again_is_harmless(local_turk):
     published = _approval_due(local_turk, hits=2)
     campaign = published[0].task.batch.topic.campaign
@@ -379,4 +397,21 @@ def test_a_celery_worker_takes_chunks_of_a_publish_and_no_hit_is_doubled(
     assert (result.published, result.already) == (8, 0)
     remote_ids = sorted(hit["HITId"] for hit in local_turk.hits())
     assert len(remote_ids) == 8
+    assert sorted(HIT.objects.values_list("hit_id", flat=True)) == remote_ids
+
+
+def test_a_publish_of_a_dozen_tasks_is_split_so_a_worker_takes_part(local_turk, monkeypatch):
+    batch = likert_batch(propositions=60)  # 12 tasks; default sizes: chunks of 10 and 2
+    worker = ChunkWorker(lambda chunk, now: publishing.chunk_publish(chunk=chunk))
+    monkeypatch.setattr(publishing, "_chunk_publish", worker.recorder(publishing._chunk_publish))
+
+    result = batch_publish(batch_id=batch.pk, dispatch=worker.dispatch)
+    worker.join()
+
+    task_ids = list(batch.tasks.order_by("position").values_list("pk", flat=True))
+    assert worker.by(WORKER) == [task_ids[10:]]  # the worker published the chunk handed to it
+    assert worker.by(PASS) == [task_ids[:10]]
+    assert (result.published, result.already, result.chunks_shared) == (12, 0, 1)
+    remote_ids = sorted(hit["HITId"] for hit in local_turk.hits())
+    assert len(remote_ids) == 12
     assert sorted(HIT.objects.values_list("hit_id", flat=True)) == remote_ids

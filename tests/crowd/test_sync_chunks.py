@@ -10,12 +10,13 @@ from config.celery import app
 from crowd.models import HIT, Assignment
 from crowd.tasks import sync_chunks_dispatch
 from crowd.work import events, sync
-from crowd.work.chunks import RUN_SLOT, Chunk
+from crowd.work.chunks import RUN_SLOT, Chunk, chunks_split
 from crowd.work.publishing import batch_publish
 from rehearsal.localturk import faults
 from tests.conftest import celery_connections_reset
 from tests.faults.conftest import broker_unreachable
 
+from .chunk_worker import PASS, WORKER, ChunkWorker
 from .factories import likert_batch
 
 pytestmark = pytest.mark.mturk
@@ -119,3 +120,41 @@ def test_a_chunk_task_works_only_while_its_pass_runs_whoever_else_probes(local_t
         assert set(answers.values_list("verification", flat=True)) == {Verification.VERIFIED}
     finally:
         other.close()
+
+
+def test_a_pass_goes_in_pass_chunks_chunks_never_below_the_floor_nor_above_the_ceiling(settings):
+    settings.PASS_CHUNKS = 8
+    ids = list(range(100))
+
+    assert [len(chunk) for chunk in chunks_split(ids, floor=10, ceiling=100, shared=True)] == [13] * 7 + [9]
+    assert [len(chunk) for chunk in chunks_split(ids[:24], floor=10, ceiling=100, shared=True)] == [10, 10, 4]
+    assert [len(chunk) for chunk in chunks_split(ids[:9], floor=10, ceiling=100, shared=True)] == [9]
+    assert [len(chunk) for chunk in chunks_split(list(range(1000)), floor=10, ceiling=100, shared=True)] == [100] * 10
+    assert [len(chunk) for chunk in chunks_split(ids[:5], floor=10, ceiling=2, shared=True)] == [
+        2,
+        2,
+        1,
+    ]  # the ceiling wins
+    assert [
+        i for chunk in chunks_split(ids, floor=10, ceiling=100, shared=True) for i in chunk
+    ] == ids  # each once, in order
+    assert chunks_split([], floor=10, ceiling=100, shared=True) == []
+    unshared = chunks_split(ids, floor=10, ceiling=30, shared=False)  # nobody to share with: the ceiling
+    assert [len(chunk) for chunk in unshared] == [30, 30, 30, 10]
+
+
+def test_a_pass_of_a_dozen_hits_is_split_so_a_worker_takes_part(local_turk, monkeypatch):
+    published = _answered(local_turk, hits=12)  # default sizes: chunks of 10 and 2 HITs
+    worker = ChunkWorker(lambda chunk, now: sync.chunk_sync(chunk=chunk, now=now))
+    monkeypatch.setattr(sync, "_chunk_sync", worker.recorder(sync._chunk_sync))
+
+    report = sync.assignments_sync(dispatch=worker.dispatch)
+    worker.join()
+
+    pks = [hit.pk for hit in published]
+    assert [chunk.ids for chunk in worker.handed] == [pks[10:]]
+    assert worker.by(WORKER) == [pks[10:]]  # the worker took the chunk handed to it
+    assert worker.by(PASS) == [pks[:10]]  # and the pass did the first
+    assert (report.hits, report.verified, report.chunks_shared, report.errors) == (12, 12, 1, [])
+    answers = Assignment.objects.filter(task__hit__in=published)
+    assert set(answers.values_list("verification", flat=True)) == {Verification.VERIFIED}

@@ -11,8 +11,9 @@ visits only the open HITs with news (`hits_with_news`):
   flight (MTurk's ListReviewableHITs; the session channels have none) — and we hold fewer
   confirmed answers than it has slots: the marketplace holds answers our page never stored.
 
-The HITs go in chunks of CHUNK_SIZE, which the pass and every Celery worker take
-(crowd.work.chunks): adding workers shortens a pass. For each chunk (`hits_sync`):
+The HITs go in chunks (crowd.work.chunks.chunks_split: PASS_CHUNKS of them, at least
+CHUNK_FLOOR and at most CHUNK_SIZE HITs each), which the pass and every Celery worker take
+(crowd.work.chunks): adding workers shortens a pass, a pass of a few dozen HITs too. For each chunk (`hits_sync`):
 
 1. Each HIT's assignments are listed at its marketplace (`assignments_by_hit`: MTurk one
    ListAssignmentsForHIT per HIT, every status and page, a few at once within the channel's
@@ -59,13 +60,15 @@ from datetime import datetime
 from django.utils import timezone
 
 from crowd.models import HIT
-from crowd.work.chunks import Chunk, Dispatch, chunk_work, chunks_work
+from crowd.work.chunks import Chunk, Dispatch, chunk_work, chunks_split, chunks_work
 from crowd.work.sync.chunk import hits_sync
 from crowd.work.sync.news import hits_with_news, pending_sweep
 from crowd.work.sync.report import SyncReport
 
-# HITs per chunk: one transaction for their rows, one Celery task when the pass is shared.
+# HITs per chunk at most: one transaction for their rows, one Celery task when the pass is shared.
 CHUNK_SIZE = 100
+# HITs per chunk at least (the last may have fewer): ~7 marketplace calls each when approving.
+CHUNK_FLOOR = 10
 REPORTED_ERRORS = 20  # per chunk; the rest are counted (a worker's report fits in a NOTIFY)
 
 
@@ -81,7 +84,7 @@ def assignments_sync(
         visit = hits_with_news(now=now, report=report)
     else:
         visit = list(open_hits.filter(pk__in=list(hit_ids)).order_by("pk").values_list("pk", flat=True))
-    chunks = [visit[start : start + CHUNK_SIZE] for start in range(0, len(visit), CHUNK_SIZE)]
+    chunks = chunks_split(visit, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE, shared=dispatch is not None)
     for result in chunks_work(
         chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now), dispatch=dispatch, job="sync"
     ):

@@ -3,8 +3,10 @@ and CPU per call, read and reset over HTTP; nothing else is accepted."""
 
 import pytest
 import requests
+from django.utils import timezone
 
 from rehearsal.localturk import faults, state
+from rehearsal.localturk.models import HIT
 
 from .conftest import HIT_TYPE, hit_create
 
@@ -37,20 +39,51 @@ def test_the_meter_counts_each_calls_queries_and_a_create_with_a_new_token_runs_
     client = mturk_factory(attempts=1)
     hit_type_id = client.create_hit_type(**HIT_TYPE)["HITTypeId"]  # this process's clock swept, or had
     monkeypatch.setattr(state, "SWEEP_SECONDS", 3600)  # and sweeps no more: each call costs its own queries only
-    faults.inject(latency_ms=1, operations=["GetHIT"])  # a switch that applies to other calls
     assert requests.delete(url, timeout=10).status_code == 204
 
     created = hit_create(client, hit_type_id, UniqueRequestToken="task-1")
     first = requests.get(url, timeout=10).json()["operations"]["CreateHITWithHITType"]
     requests.delete(url, timeout=10)
+    faults.inject(latency_ms=1, operations=["GetHIT"])  # a switch that applies to other calls
     with pytest.raises(client.exceptions.RequestError):
         hit_create(client, hit_type_id, UniqueRequestToken="task-1")  # a retry: refused, nothing written
     retry = requests.get(url, timeout=10).json()["operations"]["CreateHITWithHITType"]
 
-    # The fault switches (1: none used up, so no second look), the requester (1), the HIT type (1),
-    # the HIT (1), the token in a savepoint (3: no statement for expired tokens first).
+    # Whether any fault switch is set (1: none is), the requester (1), the HIT type (1), the HIT
+    # (1), the token in a savepoint (3: no statement for expired tokens first).
     assert (first["calls"], first["queries_per_call"]) == (1, 7)
-    # A retry: the token's insert fails, its savepoint is rolled back and let go (+1), the earlier
+    # A retry, with a switch set: the live switches are read (+1; none used up, so no second
+    # look); the token's insert fails, its savepoint is rolled back and let go (+1), the earlier
     # record is read (+1); the call's transaction takes its HIT back.
-    assert (retry["calls"], retry["queries_per_call"]) == (1, 9)
+    assert (retry["calls"], retry["queries_per_call"]) == (1, 10)
     assert [hit["HITId"] for hit in client.list_hits()["HITs"]] == [created["HITId"]]
+
+
+def test_an_approval_runs_six_statements_and_keeps_its_hits_counters_as_a_refresh_derives_them(
+    live_server, mturk_factory, worker_factory, monkeypatch
+):
+    url = f"{live_server.url}/localturk/_control/calls"
+    client = mturk_factory(attempts=1)
+    hit_id = hit_create(client, client.create_hit_type(**HIT_TYPE)["HITTypeId"])["HITId"]
+    approved, rejected, overridden = (
+        worker_factory(f"AWORKER{n:07d}").complete(hit_id) for n in range(3)
+    )  # every slot of the 3 submitted
+    monkeypatch.setattr(state, "SWEEP_SECONDS", 3600)  # no sweep from here: each call costs its own queries
+    assert requests.delete(url, timeout=10).status_code == 204
+
+    client.approve_assignment(AssignmentId=approved)
+    approval = requests.get(url, timeout=10).json()["operations"]["ApproveAssignment"]
+    client.reject_assignment(AssignmentId=rejected, RequesterFeedback="Not done.")
+    client.reject_assignment(AssignmentId=overridden, RequesterFeedback="Not done.")
+    client.approve_assignment(AssignmentId=overridden, OverrideRejection=True)
+
+    # Whether any fault switch is set, the requester, the assignment with its HIT and HIT type,
+    # its update, the balance's, the HIT's completed count: one statement each.
+    assert (approval["calls"], approval["queries_per_call"]) == (1, 6)
+    hit = client.get_hit(HITId=hit_id)["HIT"]
+    assert (hit["NumberOfAssignmentsCompleted"], hit["NumberOfAssignmentsAvailable"]) == (3, 0)
+    assert (hit["NumberOfAssignmentsPending"], hit["HITStatus"]) == (0, "Reviewable")
+    stored = HIT.objects.get(hit_id=hit_id)
+    counters = (stored.status, stored.pending, stored.available, stored.completed)
+    state.hit_refresh(hit=stored, now=timezone.now())  # derived from the assignments afresh
+    assert (stored.status, stored.pending, stored.available, stored.completed) == counters
