@@ -467,25 +467,22 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
 
 def _cpu_split(directory: Path, *, worker_cpu: float, hits: int) -> dict[str, list]:
     """The worker's CPU per HIT by part of the loop (benchmarks/e2e_meter.py), in ms, with the
-    number of calls of each part per HIT; what no task did (Celery itself, beat) is the worker's
-    total less the tasks'."""
+    number of calls of each part per HIT (a paged listing: per item); the rest is the worker's
+    total less the parts'."""
     totals: Counter = Counter()
     counts: Counter = Counter()
     for path in directory.glob("*.json"):
         for part, (seconds, calls) in json.loads(path.read_text()).items():
             totals[part] += seconds
             counts[part] += calls
-    tasks = totals.pop("tasks (all)", 0.0)
+    totals.pop("tasks (all)", None)
     split = {
         part: [round(1000 * seconds / max(hits, 1), 2), round(counts[part] / max(hits, 1), 2)]
         for part, seconds in totals.most_common()
     }
-    split["tasks: the rest (Celery's task machinery, task code outside the parts)"] = [
-        round(1000 * (tasks - sum(totals.values())) / max(hits, 1), 2),
-        round(counts["tasks (all)"] / max(hits, 1), 2),
-    ]
-    split["outside tasks (the worker's main process, beat, pool upkeep)"] = [
-        round(1000 * (worker_cpu - tasks) / max(hits, 1), 2),
+    # the parts' marketplace calls run in threads of their own, outside the task's thread
+    split["the rest (Celery, beat, task code outside the parts)"] = [
+        round(1000 * (worker_cpu - sum(totals.values())) / max(hits, 1), 2),
         0,
     ]
     return split
