@@ -62,6 +62,7 @@ LISTING = json.dumps(
 
 class _Answering(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no delayed-ACK wait between them
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
