@@ -126,6 +126,7 @@ def _environment(*, database_url: str, redis_url: str, port: int, args: argparse
         SYNC_INTERVAL_SECONDS=str(args.sync_interval),
         LOAD_BENCH_RATE_LIMIT="0",
         E2E_QC_LOG=str(workdir / "qc.log"),
+        E2E_CPU_DIR=str(workdir / "cpu"),
     )
     return env
 
@@ -166,6 +167,7 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
     stages["import"] = time.monotonic() - started
     _log(f"imported {args.topics} × {args.propositions} propositions in {stages['import']:.1f} s")
 
+    (workdir / "cpu").mkdir()
     services = ExitStack()  # gunicorn and the worker, stopped before the restarts at the end
     server = services.enter_context(_gunicorn(env, workdir, port))
     worker = _celery_worker(env, workdir)
@@ -431,6 +433,7 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
             "pages": len(page),
             "submissions": len(submit),
         },
+        "loop_cpu_split_ms_per_hit": _cpu_split(workdir / "cpu", worker_cpu=worker_cpu, hits=hits),
         "loop_cpu_over_app": round(1000 * worker_cpu / max(assignments, 1) / app_ms, 2) if app_ms else None,
         "marketplace_calls_per_hit": round(sum(calls.values()) / max(hits, 1), 2),
         "local_endpoint_ms_per_request": {
@@ -460,6 +463,29 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
         "loop_passes": {"runs": len(passes), "wall_seconds": round(sum(passes), 1)},
         "event_steps": {"runs": len(events), "wall_seconds": round(sum(events), 1)},
     }
+
+
+def _cpu_split(directory: Path, *, worker_cpu: float, hits: int) -> dict[str, list]:
+    """The worker's CPU per HIT by part of the loop (benchmarks/e2e_meter.py), in ms, with the
+    number of calls of each part per HIT (a paged listing: per item); the rest is the worker's
+    total less the parts'."""
+    totals: Counter = Counter()
+    counts: Counter = Counter()
+    for path in directory.glob("*.json"):
+        for part, (seconds, calls) in json.loads(path.read_text()).items():
+            totals[part] += seconds
+            counts[part] += calls
+    totals.pop("tasks (all)", None)
+    split = {
+        part: [round(1000 * seconds / max(hits, 1), 2), round(counts[part] / max(hits, 1), 2)]
+        for part, seconds in totals.most_common()
+    }
+    # the parts' marketplace calls run in threads of their own, outside the task's thread
+    split["the rest (Celery, beat, task code outside the parts)"] = [
+        round(1000 * (worker_cpu - sum(totals.values())) / max(hits, 1), 2),
+        0,
+    ]
+    return split
 
 
 def _access_log(path: Path) -> tuple[Counter, list[int], list[int], list[int]]:
@@ -551,6 +577,9 @@ def _report(figures: dict) -> None:
         f"  loop CPU per assignment {figures['loop_cpu_ms_per_assignment']} ms beside the app's HIT page + submission "
         f"{app['together_p50']} ms (gunicorn p50s: page {app['page_p50']}, submit {app['submit_p50']}; "
         f"{app['pages']:,} pages, {app['submissions']:,} answers): {figures['loop_cpu_over_app']}×\n"
+        f"  loop CPU per HIT by part, ms (and calls per HIT): "
+        + "; ".join(f"{part} {ms} ({calls})" for part, (ms, calls) in figures["loop_cpu_split_ms_per_hit"].items())
+        + "\n"
         f"  marketplace calls per HIT {figures['marketplace_calls_per_hit']}: {figures['marketplace_calls']}\n"
         f"  the local endpoint (API and worker site), gunicorn ms per request: {figures['local_endpoint_ms_per_request']}\n"
         f"  database transactions per HIT {figures['transactions_per_hit']}\n"

@@ -38,6 +38,9 @@ def test_local_client_talks_to_the_configured_endpoint(settings):
     assert client.meta.region_name == "us-east-1"
     # botocore stores `max_attempts` (retries) as total attempts: one more.
     assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": mturk.MAX_ATTEMPTS + 1}
+    # a fixed User-Agent, not botocore's rebuilt for every request
+    assert client.meta.config.user_agent.startswith(mturk.USER_AGENT)
+    assert client._user_agent_creator.to_string() == client.meta.config.user_agent
 
 
 def test_sandbox_client_is_constructed_for_the_sandbox_endpoint():

@@ -5,6 +5,7 @@ from decimal import Decimal as D
 from io import StringIO
 
 import pytest
+import requests
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -227,6 +228,80 @@ def test_a_collected_and_reviewed_hit_is_complete_and_deleted(local_turk):
     money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
     assert (money.committed, money.spent, money.committed - money.spent) == (D("0.14"), D("0.14"), D("0.00"))
     assert assignments_sync().hits == 0  # complete HITs are not synced again
+
+
+def _operations(local_turk) -> dict[str, int]:
+    """Calls per operation since the last reset, from the local endpoint's meter over HTTP."""
+    response = requests.get(f"{local_turk.base_url}/localturk/_control/calls", timeout=10)
+    assert response.status_code == 200, response.text
+    return {name: figures["calls"] for name, figures in response.json()["operations"].items()}
+
+
+def _operations_reset(local_turk) -> None:
+    assert requests.delete(f"{local_turk.base_url}/localturk/_control/calls", timeout=10).status_code == 204
+
+
+def _settled(local_turk, *, slots: int, answered: int) -> tuple[HIT, list[str]]:
+    """A HIT with `answered` of its `slots` answered and verified, quality control run for
+    each worker: due for approval. Its assignment ids."""
+    hit = _published(slots=slots)
+    workers = [f"AWORKER{number:07d}" for number in range(answered)]
+    assignment_ids = [local_turk.worker(worker_id).complete(hit.hit_id) for worker_id in workers]
+    assignments_sync()  # verified: one listing
+    for worker_id in workers:
+        _qc_ran(hit, worker_id)
+    _operations_reset(local_turk)
+    return hit, assignment_ids
+
+
+@pytest.mark.mturk
+def test_a_hit_whose_every_slot_is_confirmed_is_approved_and_deleted_without_a_second_listing(local_turk):
+    hit, _ = _settled(local_turk, slots=2, answered=2)
+
+    report = assignments_sync()
+
+    calls = _operations(local_turk)
+    assert "ListAssignmentsForHIT" not in calls
+    assert (calls["ApproveAssignment"], calls["DeleteHIT"]) == (2, 1)
+    assert (report.approved, report.completed) == (2, 1)
+    hit.refresh_from_db()
+    assert hit.complete and hit.deleted
+    assert set(Assignment.objects.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+    money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
+    assert money.committed == money.spent == D("0.14")
+
+
+@pytest.mark.mturk
+def test_a_decision_taken_at_mturk_since_the_last_listing_is_read_back_not_overwritten(local_turk):
+    hit, assignment_ids = _settled(local_turk, slots=2, answered=2)
+    rejected = assignment_ids[0]
+    local_turk.client.reject_assignment(AssignmentId=rejected, RequesterFeedback="on the requester website")
+
+    report = assignments_sync()
+
+    calls = _operations(local_turk)
+    assert "ListAssignmentsForHIT" not in calls
+    assert (calls["ApproveAssignment"], calls["GetAssignment"]) == (2, 1)  # refused once, read back
+    assert report.approved == 1
+    statuses = dict(Assignment.objects.values_list("assignment_id", "status"))
+    assert statuses == {rejected: Assignment.Status.REJECTED, assignment_ids[1]: Assignment.Status.APPROVED}
+    money = ledger.campaign_money(campaign=hit.task.batch.topic.campaign)
+    assert money.spent == D("0.07")  # the rejected assignment is not paid
+
+
+@pytest.mark.mturk
+def test_a_hit_with_a_slot_not_confirmed_is_listed_and_an_answer_only_mturk_got_recovered(local_turk):
+    hit, _ = _settled(local_turk, slots=3, answered=2)
+    items = hit.task.items.order_by("position").values_list("proposition_id", flat=True)
+    fields = {"task": str(hit.task.uuid), **{f"rating-{pid}": "4" for pid in items}}
+    lost = local_turk.worker("ALOSTPOST00001").submit_to_mturk_only(hit.hit_id, fields)  # the third slot
+
+    report = assignments_sync()
+
+    assert _operations(local_turk)["ListAssignmentsForHIT"] == 1
+    recovered = Assignment.objects.get(assignment_id=lost)
+    assert recovered.verification == Verification.RECOVERED and report.recovered == 1
+    assert Assignment.objects.counted().filter(task=hit.task).count() == 3
 
 
 @pytest.mark.mturk

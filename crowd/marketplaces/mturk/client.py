@@ -59,6 +59,11 @@ MAX_ATTEMPTS = 10
 QUICK_ATTEMPTS = 1
 QUICK_TIMEOUTS = (3, 5)  # connect, read, seconds
 PATIENT_TIMEOUTS = (10, 60)
+# A fixed User-Agent: by default botocore rebuilds its own (SDK, OS, Python, feature and
+# config metadata, each component sanitised) for every request, about a tenth of a call's
+# client CPU (benchmarks/README.md, "The loop's CPU"); `Config(user_agent=...)` is botocore's
+# own switch for one given string, sent as is.
+USER_AGENT = f"Salience Boto3/{boto3.__version__}"  # boto3 adds Botocore/<version>
 # The local endpoint identifies the requester by access key and does not check signatures.
 LOCAL_ACCESS_KEY = "SALIENCELOCAL"
 LOCAL_SECRET_KEY = "salience-local-secret"
@@ -130,6 +135,7 @@ def _client(environment: str, url: str, max_attempts: int, timeouts: tuple[int, 
             retries={"mode": "standard", "max_attempts": max_attempts},
             connect_timeout=timeouts[0],
             read_timeout=timeouts[1],
+            user_agent=USER_AGENT,
         ),
         **credentials,
     )

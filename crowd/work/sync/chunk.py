@@ -1,6 +1,8 @@
 """One chunk of a sync pass (crowd.work.sync, points 1–4 of its docstring): its HITs' listings
 fetched per marketplace, then applied, approved, completed — remote calls first, database
-changes in their own transactions."""
+changes in their own transactions. Where the channel lists one HIT at a time (MTurk), a
+*settled* HIT — every slot holds an answer the marketplace confirmed, none pending — is not
+listed again: its confirmed answers stand for the listing (`_settled`)."""
 
 import logging
 from collections import defaultdict
@@ -11,7 +13,7 @@ from django.db import transaction
 from config.errors import ApplicationError
 from crowd.marketplaces.base import Marketplace, MarketplaceError, NotFoundAtMarketplace, RemoteAssignment
 from crowd.marketplaces.registry import channel_policy, marketplace_for
-from crowd.models import HIT, Assignment
+from crowd.models import CONFIRMED, HIT, Assignment
 from crowd.work.calls import Outcome, calls_run
 from crowd.work.review import reviews_record
 from crowd.work.sync.approvals import approvals_due, assignments_approve
@@ -23,6 +25,7 @@ from crowd.work.sync.visit import Visit, hits_lock
 logger = logging.getLogger(__name__)
 
 Status = Assignment.Status
+Verification = Assignment.Verification
 
 
 def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
@@ -39,7 +42,12 @@ def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
             for hit in group:
                 _error(report, hit, error.message)
             continue
-        listed = _listings(marketplace=marketplace, channel=channel, hit_ids=[hit.hit_id for hit in group])
+        # one listing per HIT (MTurk): none for a settled HIT
+        listed: dict[str, list[RemoteAssignment] | MarketplaceError] = {}
+        if channel_policy(channel).concurrent_calls() > 1:
+            listed.update(_settled(group))
+        unsettled = [hit.hit_id for hit in group if hit.hit_id not in listed]
+        listed.update(_listings(marketplace=marketplace, channel=channel, hit_ids=unsettled) if unsettled else {})
         visits, gone = [], []
         for hit in group:
             remote = listed[hit.hit_id]
@@ -53,6 +61,33 @@ def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
         if visits:
             _visits_sync(visits=visits, marketplace=marketplace, channel=channel, now=now, report=report)
     return report
+
+
+def _settled(hits: list[HIT]) -> dict[str, list[RemoteAssignment]]:
+    """The HITs whose every slot holds an answer their marketplace confirmed, none pending,
+    with those answers as it listed them: there is nothing it could list that we do not know
+    (a HIT has no more assignments than slots), so a listing per HIT would be a call for
+    nothing. What the marketplace may have decided since (auto-approval, a rejection on its
+    website) its approval call says: InvalidState, and the status is read back
+    (crowd.work.review.approve_at_marketplace). One query for the chunk."""
+    answers: dict[int, list[RemoteAssignment]] = defaultdict(list)
+    unsettled: set[int] = set()
+    rows = Assignment.objects.filter(task_id__in=[hit.task_id for hit in hits]).values_list(
+        "task_id", "assignment_id", "worker__external_id", "status", "verification", "submitted_at"
+    )
+    hit_ids = {hit.task_id: hit.hit_id for hit in hits}
+    for task_id, assignment_id, worker_id, status, verification, submitted_at in rows:
+        if verification == Verification.PENDING:
+            unsettled.add(task_id)
+        elif verification in CONFIRMED:
+            answers[task_id].append(
+                RemoteAssignment(assignment_id, worker_id, hit_ids[task_id], status, submitted_at=submitted_at)
+            )
+    return {
+        hit.hit_id: answers[hit.task_id]
+        for hit in hits
+        if hit.task_id not in unsettled and len(answers[hit.task_id]) >= hit.max_assignments
+    }
 
 
 def _listings(
