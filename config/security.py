@@ -79,7 +79,8 @@ class SubmissionRateLimitMiddleware:
         window = int(now // WINDOW_SECONDS)
         wait = max(1, int((window + 1) * WINDOW_SECONDS - now))
         checks = [("address", client_address(request), settings.SUBMIT_RATE_PER_ADDRESS)]
-        submitter = _submitter(request)
+        # The submitter costs the form's parsing and the token's signature check: only for a limit that counts it.
+        submitter = _submitter(request) if settings.SUBMIT_RATE_PER_WORKER else None
         if submitter:
             checks.append(("submitter", submitter, settings.SUBMIT_RATE_PER_WORKER))
         limits = [(f"rate:{kind}:{key}:{window}", limit) for kind, key, limit in checks if limit]

@@ -219,3 +219,24 @@ def test_production_error_pages_show_no_settings_or_secrets():
     )
 
     assert result.stdout.split() == ["404", "False", "False", "False", "False"], result.stdout + result.stderr
+
+
+@pytest.mark.rate_limits
+@pytest.mark.parametrize("per_worker, digests", [(0, 0), (5, 3)])
+def test_the_token_is_read_only_for_a_limit_that_counts_it(settings, task, monkeypatch, per_worker, digests):
+    """With the per-worker limit off, the address is still counted but the form is not parsed
+    and the token's signature not checked before the view does it (benchmarks/load)."""
+    from config import hit_hooks
+
+    settings.SUBMIT_RATE_PER_WORKER = per_worker
+    settings.SUBMIT_RATE_PER_ADDRESS = 2
+    calls = []
+    digest = hit_hooks._token_digest
+    monkeypatch.setattr(hit_hooks, "_token_digest", lambda **kwargs: calls.append(kwargs) or digest(**kwargs))
+    client = Client()
+    page = submit_token_make(task_uuid=task.uuid, assignment_id="A1", worker_id="W1")
+
+    statuses = [_submit(client, task, "W1", "A1", token=page).status_code for _ in range(3)]
+
+    assert statuses[2] == 429 and 429 not in statuses[:2]
+    assert len(calls) == digests

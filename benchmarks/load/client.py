@@ -1,5 +1,6 @@
 """Simulated workers over HTTP: each loads HIT pages, fills the form as a person would
-(crowd/simulation/hits.py's forms_parse and Judge) and posts it, on its own keep-alive connection.
+(crowd/simulation/hits.py's Judge, on the form forms_read finds: forms_parse's result for
+less CPU) and posts it, on its own keep-alive connection.
 
 http.client rather than requests: the client shares the machine's cores with gunicorn and
 PostgreSQL, and requests spends several times more CPU per request. Nothing here touches
@@ -13,9 +14,11 @@ POST sent twice that way is safe only because submissions are idempotent, which 
 checks; every such resend is counted and reported.
 """
 
+import html
 import http.client
 import json
 import random
+import re
 import select
 import threading
 import time
@@ -23,7 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from crowd.simulation.hits import HIT_FORM_ID, RATING_PREFIX, Judge, SimulatedWorker, forms_parse, hit_form_fill
+from crowd.simulation.hits import HIT_FORM_ID, RATING_PREFIX, Form, Judge, SimulatedWorker, hit_form_fill
 
 TURK_SUBMIT_TO = "https://workersandbox.mturk.com"
 REQUEST_TIMEOUT = 30  # seconds
@@ -33,6 +36,52 @@ JSON = "application/json"
 RETRY, RACE = "retry", "race"  # a duplicate sent after the answer came back, or at the same time
 # No response at all on a kept connection: the server closed it as the request went out.
 CLOSED_UNDER_REQUEST = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+# The tags forms_read reads, and their attributes as HTMLParser reads them.
+FORM_TAG = re.compile(r"<(/?)(form|input)\b((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>", re.IGNORECASE)
+ATTRIBUTE = re.compile(r"""([^\s=/>]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
+
+
+def forms_read(page: str) -> dict[str, Form]:
+    """crowd.simulation.hits.forms_parse of a page this benchmark loads, for a twentieth of
+    the CPU: only <form> and <input> tags are read (tests/test_load_bench.py compares the two
+    on the HIT pages). The client shares two cores with the server it measures, and
+    HTMLParser over a whole HIT page had cost the client as much CPU as gunicorn spent
+    serving it."""
+    forms: dict[str, Form] = {}
+    current: Form | None = None
+    for match in FORM_TAG.finditer(page):
+        closing, tag = match.group(1), match.group(2).lower()
+        if tag == "form":
+            if closing:
+                current = None
+                continue
+            attributes = _attributes(match.group(3))
+            current = Form(action=attributes.get("action") or "")
+            forms[attributes.get("id") or f"form-{len(forms)}"] = current
+        elif not closing and current is not None:
+            attributes = _attributes(match.group(3))
+            name = attributes.get("name")
+            if not name:
+                continue
+            kind = (attributes.get("type") or "text").lower()
+            if kind == "radio":
+                current.radios.setdefault(name, []).append(attributes.get("value") or "")
+            elif kind in ("hidden", "text"):
+                current.hidden.append((name, attributes.get("value") or ""))
+    return forms
+
+
+def _attributes(text: str) -> dict[str, str | None]:
+    """Attribute names lower-cased, values unescaped, None for a bare one, the last of a
+    repeated name: HTMLParser's attributes as `dict(attrs)` makes them."""
+    found: dict[str, str | None] = {}
+    for match in ATTRIBUTE.finditer(text):
+        name, *quoted = match.groups()
+        value = next((part for part in quoted if part is not None), None)
+        found[name.lower()] = None if value is None else html.unescape(value)
+    return found
 
 
 class TransportError(RuntimeError):
@@ -171,7 +220,7 @@ class SimulatedClient:
         if page is None:
             return None
         loaded = time.monotonic()
-        form = forms_parse(page).get(HIT_FORM_ID)
+        form = forms_read(page).get(HIT_FORM_ID)
         if form is None or not dict(form.hidden).get("token"):
             record.failures.append(Failure("page", 200, f"{job.assignment_id}: no HIT form with a token"))
             return None

@@ -3,6 +3,7 @@
 Two cores are shared by all three, so where the CPU goes explains the throughput.
 """
 
+import itertools
 import os
 from pathlib import Path
 
@@ -23,14 +24,21 @@ def tree_cpu_seconds(pid: int) -> float:
     return total / CLOCK_TICKS
 
 
-def postgres_pid(data_directory: Path) -> int | None:
-    """The postmaster serving `data_directory` (under runuser when started as root)."""
+def postgres_pid(data_directory: Path | None = None, *, port: int | None = None) -> int | None:
+    """The postmaster serving `data_directory`, or listening on `port` as tests/services.py
+    starts it (`-p PORT` on its command line; under runuser when started as root)."""
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             args = cmdline.read_bytes().split(b"\0")
         except OSError:
             continue
-        if args[0].endswith(b"/postgres") and str(data_directory).encode() in args:
+        if not args[0].endswith(b"/postgres"):
+            continue
+        if data_directory is not None and str(data_directory).encode() in args:
+            return int(cmdline.parent.name)
+        if port is not None and any(
+            flag == b"-p" and value == str(port).encode() for flag, value in itertools.pairwise(args)
+        ):
             return int(cmdline.parent.name)
     return None
 

@@ -45,12 +45,14 @@ import warnings
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 # WhiteNoise notes the missing collectstatic folder; static files play no part here.
 warnings.filterwarnings("ignore", message="No directory at")
 
+from benchmarks.load import profiling  # noqa: E402
 from benchmarks.load.audit import audit  # noqa: E402
 from benchmarks.load.client import RACE, RETRY, Job, SimulatedClient  # noqa: E402
 from benchmarks.load.cpu import postgres_pid  # noqa: E402
@@ -147,6 +149,12 @@ def _arguments() -> argparse.Namespace:
         action="store_true",
         help="count every submission in Redis as production does, under limits nobody reaches",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="cProfile each gunicorn worker's requests into this folder and print them per kind (profiling.py); "
+        "the rates of a profiled run mean nothing",
+    )
     parser.add_argument("--summary", type=Path, help="write the run's figures here as JSON (used by --repeat)")
     args = parser.parse_args()
     if args.workers < 1 or args.submissions < args.workers or args.rounds < 1 or not 0 <= args.duplicates <= 1:
@@ -171,6 +179,9 @@ def run(args: argparse.Namespace, progress: RunProgress) -> int:
             (workdir / "pg").mkdir()
             server_url = stack.enter_context(postgres(workdir / "pg"))
         env = _environment(fresh_database(server_url, DATABASE))
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+            env[profiling.DIRECTORY_VARIABLE] = str(args.profile.resolve())
         if args.rate_limits:
             progress.phase = "starting Redis"
             (workdir / "redis").mkdir()
@@ -200,6 +211,7 @@ def run(args: argparse.Namespace, progress: RunProgress) -> int:
                 workers=args.server_workers,
                 worker_class=args.worker_class,
                 threads=args.threads,
+                config=f"python:{profiling.__name__}" if args.profile else None,
             )
         )
         judge = Judge(seed=args.seed)
@@ -209,7 +221,7 @@ def run(args: argparse.Namespace, progress: RunProgress) -> int:
         ]
         for client in clients:
             stack.callback(client.close)
-        meters = Meters(server.pid, postgres_pid(workdir / "pg" / "pgdata") if throwaway else None)
+        meters = Meters(server.pid, _database_pid(server_url, workdir, throwaway))
         result = rounds_run(
             clients=clients,
             tasks=tasks,
@@ -245,11 +257,23 @@ def run(args: argparse.Namespace, progress: RunProgress) -> int:
             print(f"\ngunicorn's log, last lines ({server.log}):\n{server.log_tail()}")
         figures.load_before, figures.load_after = load_before[0], os.getloadavg()[0]
         print(f"load average (1 min): {figures.load_before:.2f} before the run, {figures.load_after:.2f} after")
+        if args.profile:
+            stack.close()  # gunicorn's workers write their profiles as they exit
+            profiling.profiles_print(args.profile)
         if args.summary:
             args.summary.write_text(json.dumps(dataclasses.asdict(figures)))
         else:
             print(json.dumps(dataclasses.asdict(figures)))
         return 0 if figures.correct else 1
+
+
+def _database_pid(server_url: str, workdir: Path, throwaway: bool) -> int | None:
+    """PostgreSQL's postmaster when it runs on this machine: this run's own server, or the one
+    `tests.services run` started on a loopback port; None for any other (its CPU is not shown)."""
+    if throwaway:
+        return postgres_pid(workdir / "pg" / "pgdata")
+    address = urlsplit(server_url)
+    return postgres_pid(port=address.port or 5432) if address.hostname in ("127.0.0.1", "localhost") else None
 
 
 def _environment(database_url: str) -> dict[str, str]:

@@ -33,11 +33,18 @@ class Server:
 
 
 def gunicorn_command(
-    *, port: int, workers: int, worker_class: str, threads: int, access_log: Path, access_format: str | None = None
+    *,
+    port: int,
+    workers: int,
+    worker_class: str,
+    threads: int,
+    access_log: Path,
+    access_format: str | None = None,
+    config: str | None = None,
 ) -> list[str]:
     """The deployment's command line (Dockerfile, docker-compose.yml), on loopback; with
     `access_format`, gunicorn's --access-logformat (benchmarks/e2e.py logs each call's
-    marketplace operation and time)."""
+    marketplace operation and time); with `config`, gunicorn's --config (profiling.py)."""
     command = [
         sys.executable,
         "-m",
@@ -58,6 +65,8 @@ def gunicorn_command(
         command += ["--threads", str(threads)]
     if access_format:
         command += ["--access-logformat", access_format]
+    if config:
+        command += ["--config", config]
     return command
 
 
@@ -71,6 +80,7 @@ def gunicorn(
     threads: int,
     port: int | None = None,
     access_format: str | None = None,
+    config: str | None = None,
     ready_timeout: float = READY_TIMEOUT,
 ) -> Iterator[Server]:
     """gunicorn on `port` (a free one by default) until the block ends; its logs in workdir
@@ -84,6 +94,7 @@ def gunicorn(
         threads=threads,
         access_log=workdir / "access.log",
         access_format=access_format,
+        config=config,
     )
     with open(log, "ab") as stderr:
         process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=stderr, stderr=stderr)

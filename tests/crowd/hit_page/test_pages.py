@@ -376,6 +376,23 @@ def test_hit_pages_may_be_framed_by_mturk_only(client, likert_task, settings):
     assert f"form-action 'self' {MTURK} https://*.mturk.com;" in submitted["Content-Security-Policy"]
 
 
+def test_hit_pages_run_without_sessions_auth_or_messages(client, likert_task):
+    """The HIT page reads none of them (config/scoped_middleware.py): skipped on its paths,
+    whatever cookies the browser sends, and still run on every other page."""
+    client.cookies["sessionid"] = "a-researchers-session"
+    page = _page(client, likert_task)
+    submitted = _submit(client, likert_task, _ratings(likert_task))
+    refused = client.post(f"/hit/{likert_task.uuid}/submit/", {})
+    missing = client.get("/hit/5a1e0ce0-0000-4000-8000-0000000000ff/")
+    for response in (page, submitted, refused, missing):
+        request = response.wsgi_request
+        assert not {"session", "user", "_messages"} & set(vars(request)), request.path
+        assert "Cookie" not in response.get("Vary", "") and not response.cookies
+    assert [page.status_code, submitted.status_code, refused.status_code, missing.status_code] == [200, 200, 400, 404]
+    login = client.get("/accounts/login/")
+    assert {"session", "user", "_messages"} <= set(vars(login.wsgi_request))
+
+
 def test_the_rest_of_the_site_still_denies_framing(client, db):
     response = client.get("/admin/login/")
     assert response["X-Frame-Options"] == "DENY"
