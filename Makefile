@@ -57,11 +57,13 @@ lint: venv
 ## `make bench` runs them), in TEST_RUNNERS pytest-xdist runners (at most 4: each has its own
 ## test database and 8 of Redis's 32 databases; TEST_RUNNERS=0 runs in one process). Three on
 ## two cores: much of a runner's time is spent waiting for the services, browsers and workers it starts.
+## Files go to the runners whole, the long ones first (tests/conftest.py orders them: xdist's own
+## order, most tests first, left the one-test browser journeys to the end).
 TEST_RUNNERS ?= 3
 
 test: venv lint
 	$(PY) -m tests.services ensure
-	$(PY) -m tests.services run -- $(PY) -m pytest -n $(TEST_RUNNERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m tests.services run -- $(PY) -m pytest -n $(TEST_RUNNERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
 ## make test-fast: the suite on SQLite, without starting services (for quick iteration).
 test-fast: venv

@@ -63,6 +63,20 @@ def pytest_configure(config):
         )
 
 
+# Tests that start a browser, a Celery worker or a fault (killed workers, Redis restarted) take
+# from 10 s to 100 s each: their files are the longest ones.
+LONG_MARKERS = ("browser", "e2e", "faults")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files of long tests first, each file's tests in their own order. `make test` hands
+    whole files to its runners in collection order (`--dist loadfile --no-loadscope-reorder`;
+    xdist's own order, most tests first, put the one-test browser journeys last), so a long
+    file taken at the end no longer leaves the other runners idle while it runs."""
+    long_files = {item.path for item in items if any(item.get_closest_marker(name) for name in LONG_MARKERS)}
+    items.sort(key=lambda item: item.path not in long_files)
+
+
 @pytest.fixture(autouse=True)
 def _no_submission_rate_limits(settings, request):
     """Simulated crowds submit faster than people, and tests log in wrongly on purpose; the

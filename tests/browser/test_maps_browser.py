@@ -98,14 +98,12 @@ def test_revise_merge_relate_refuse_and_finish_a_map(
     page.locator("#count-concepts").filter(has_text="25").wait_for()
     assert page.locator("#count-connected").text_content() == "yes"
     screenshot(page, "maps-workbench-desktop")
-    page.screenshot(path="/tmp/maps-workbench-1280.png", full_page=True)
     phone = open_context(**PHONE).new_page()
     log_in(phone, live_server.url)
     phone.goto(f"{base}{concept_map.pk}/")
     phone.locator("#graph canvas").first.wait_for()
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
     screenshot(phone, "maps-workbench-phone")
-    phone.screenshot(path="/tmp/maps-workbench-390.png", full_page=True)
 
     page.get_by_role("button", name="Mark final").click()
     page.locator("#map-status").filter(has_text="Final").wait_for()
@@ -129,9 +127,9 @@ def test_revise_merge_relate_refuse_and_finish_a_map(
     page.goto(base)
     assert page.locator("#maps tbody tr").count() == 1
     assert "25 / 25" in page.locator("#maps tbody tr").text_content()
-    page.screenshot(path="/tmp/maps-page-1280.png", full_page=True)
+    screenshot(page, "maps-page-desktop")
     page.goto(base + "revision/")
-    page.screenshot(path="/tmp/maps-revision-1280.png")
+    screenshot(page, "maps-revision-desktop")
 
     cmap = page.request.get(f"{base}{concept_map.pk}.cmap")
     assert cmap.status == 200

@@ -30,26 +30,36 @@ class LabelBuilder:
 
     def proposition(self, item: str, trap_kind: str = Proposition.TrapKind.NONE) -> Proposition:
         if item not in self.propositions:
-            # The text depends on the item alone, so two runs of a topic share it.
-            self.propositions[item] = PropositionFactory(
-                topic=self.topic,
-                external_id=item,
-                trap_kind=trap_kind,
-                subject=f"Statement {item}",
-                relation="matters",
-                object="",
-            )
+            self.propositions[item] = PropositionFactory(topic=self.topic, trap_kind=trap_kind, **self._text(item))
         return self.propositions[item]
+
+    @staticmethod
+    def _text(item: str) -> dict[str, str]:
+        # The text depends on the item alone, so two runs of a topic share it.
+        return {"external_id": item, "subject": f"Statement {item}", "relation": "matters", "object": ""}
+
+    def _propositions_create(self, items: list[str], traps) -> None:
+        """`proposition` for many new items in one INSERT (a simulated round has a thousand)."""
+        built = [
+            PropositionFactory.build(
+                topic=self.topic, trap_kind=traps.get(item, Proposition.TrapKind.NONE), **self._text(item)
+            )
+            for item in items
+        ]
+        self.propositions.update(zip(items, Proposition.objects.bulk_create(built), strict=True))
 
     def likert(
         self, labels, traps=None, verification=Assignment.Verification.VERIFIED, status=Assignment.Status.SUBMITTED
     ) -> list[Assignment]:
         traps = traps or {}
         new = [item for item in dict.fromkeys(item for _, item, _ in labels) if item not in self.task_of]
-        for start in range(0, len(new), 5):
-            task = Task.objects.create(batch=self.batch, kind=Batch.Kind.LIKERT, position=len(self.task_of))
+        tasks = Task.objects.bulk_create(
+            Task(batch=self.batch, kind=Batch.Kind.LIKERT, position=len(self.task_of) + start)
+            for start in range(0, len(new), 5)
+        )
+        self._propositions_create([item for item in new if item not in self.propositions], traps)
+        for start, task in zip(range(0, len(new), 5), tasks, strict=True):
             for item in new[start : start + 5]:
-                self.proposition(item, traps.get(item, Proposition.TrapKind.NONE))
                 self.task_of[item] = task
         keys = list(dict.fromkeys((worker, self.task_of[item].pk) for worker, item, _ in labels))
         assignments = dict(zip(keys, self._assignments(keys, verification, status, Batch.Kind.LIKERT)))
