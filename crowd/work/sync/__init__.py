@@ -17,8 +17,9 @@ CHUNK_FLOOR and at most CHUNK_SIZE HITs each), which the pass and every Celery w
 
 1. Each HIT's assignments are listed at its marketplace (`assignments_by_hit`: MTurk one
    ListAssignmentsForHIT per HIT, every status and page, a few at once within the channel's
-   bound, crowd.work.calls; a session channel one read for the chunk). No lock is held
-   across a remote call.
+   bound, crowd.work.calls; a session channel one read for the chunk), but for a settled
+   HIT (every slot holds an answer its channel confirmed, none pending: nothing more to list;
+   crowd.work.sync.chunk). No lock is held across a remote call.
 2. In one transaction the chunk's HIT rows, then our answers to their tasks, are locked (a
    query each), and each listed assignment is matched with our answer by (assignment id,
    worker): found → `verified`; missing (the worker's post to us failed) → MTurk's answer XML
