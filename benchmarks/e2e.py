@@ -418,6 +418,7 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
     passes = [seconds for name, seconds in tasks if name == "ranking.tasks.run_loop"]
     events = [seconds for name, seconds in tasks if name == "ranking.tasks.step_requested"]
     idle = _idle_seconds(campaign)
+    slowest = sorted(_idle_batches(campaign), reverse=True)[:3]
     app_ms = (_median(page) + _median(submit)) / 1000
     return {
         "hits": hits,
@@ -447,6 +448,7 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
             "batches": len(idle),
             "p50": round(percentile(idle, 50), 1) if len(idle) > 1 else None,
             "p95": round(percentile(idle, 95), 1) if len(idle) > 1 else None,
+            "slowest": [[round(seconds, 1), label] for seconds, label in slowest],
         },
         "qc": {
             "runs": len(qc),
@@ -532,7 +534,12 @@ def _likert_round_qc(campaign, log: Path) -> tuple[dict, float]:
 def _idle_seconds(campaign) -> list[float]:
     """Per topic, between each batch's last answer (submitted_at) and the publication of the
     topic's next batch."""
-    from django.db.models import Max
+    return [seconds for seconds, _batch in _idle_batches(campaign)]
+
+
+def _idle_batches(campaign) -> list[tuple[float, str]]:
+    """`_idle_seconds`, each with the batch it followed: "topic kind number → next (its tasks)"."""
+    from django.db.models import Count, Max
 
     from annotation.models import Batch
 
@@ -540,12 +547,14 @@ def _idle_seconds(campaign) -> list[float]:
     for topic in campaign.topics.all():
         batches = list(
             Batch.objects.filter(topic=topic, published_at__isnull=False)
-            .annotate(last=Max("tasks__assignments__submitted_at"))
+            .annotate(last=Max("tasks__assignments__submitted_at"), size=Count("tasks", distinct=True))
             .order_by("published_at")
         )
         for batch, following in itertools.pairwise(batches):
             if batch.last is not None:
-                idle.append((following.published_at - batch.last).total_seconds())
+                seconds = (following.published_at - batch.last).total_seconds()
+                label = f"{topic.key} {batch.kind} {batch.number} → {following.number} ({following.size} tasks)"
+                idle.append((seconds, label))
     return idle
 
 
@@ -584,7 +593,9 @@ def _report(figures: dict) -> None:
         f"  the local endpoint (API and worker site), gunicorn ms per request: {figures['local_endpoint_ms_per_request']}\n"
         f"  database transactions per HIT {figures['transactions_per_hit']}\n"
         f"  idle between a batch's last answer and the topic's next batch: p50 {idle['p50']} s, p95 {idle['p95']} s "
-        f"over {idle['batches']} batches\n"
+        f"over {idle['batches']} batches; the slowest: "
+        + "; ".join(f"{seconds} s after {label}" for seconds, label in idle["slowest"])
+        + "\n"
         f"  QC: {figures['qc']['runs']} runs, {figures['qc']['wall_seconds']} s wall, {figures['qc']['cpu_seconds']} s "
         f"CPU (last run {figures['qc']['last_run_cpu_seconds']} s: the run's QC {figures['qc']['cpu_over_last_run']}× "
         f"one run at its end); over the Likert round {figures['qc']['likert_round']['runs']} runs, "
