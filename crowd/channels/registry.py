@@ -53,14 +53,16 @@ def batch_sync_report(*, batch_id: int, now: datetime | None = None) -> SyncRepo
     """The answers of one batch confirmed with their channel, for the loop's event path
     (ranking.workflow.step_requests_run): its campaign's session answers matched with their
     holds, then its open HITs that hold a pending answer (crowd.work.sync with `hit_ids`: at
-    MTurk one listing per HIT). Nothing of another batch or campaign is read or called."""
+    MTurk one listing per HIT), confirmed only: approvals and completion wait for the next
+    pass, so a step does not wait for them. Nothing of another batch or campaign is read or
+    called."""
     campaign_id = Batch.objects.values_list("topic__campaign_id", flat=True).get(pk=batch_id)
     sessions_verify(campaign_ids=[campaign_id], now=now)
     pending = HIT.objects.filter(
         task__batch_id=batch_id, task__assignments__verification=Assignment.Verification.PENDING
     )
     hit_ids = set(pending.values_list("pk", flat=True))
-    return assignments_sync(hit_ids=hit_ids, now=now) if hit_ids else SyncReport()
+    return assignments_sync(hit_ids=hit_ids, now=now, reviews=False) if hit_ids else SyncReport()
 
 
 def channels_sync(*, now: datetime | None = None, dispatch: Dispatch | None = None) -> dict:

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Topic
-from crowd.models import HIT, Assignment
+from crowd.channels.registry import batch_sync_report
+from crowd.models import HIT, Assignment, Worker
 from crowd.work import events
 from crowd.work.publishing import batch_publish
 from ranking import tasks, workflow
@@ -27,7 +28,13 @@ from tests.conftest import (
     runner_database_url,
 )
 from tests.crowd.conftest import LocalTurk
-from tests.factories import AssignmentFactory, CampaignFactory, PropositionFactory, TopicFactory
+from tests.factories import (
+    AssignmentFactory,
+    CampaignFactory,
+    PropositionFactory,
+    TopicFactory,
+    WorkerQualityFactory,
+)
 
 pytestmark = [pytest.mark.mturk, pytest.mark.django_db(transaction=True)]
 WAIT = 90  # seconds: a deadline for what the worker does, never an assertion on time
@@ -214,6 +221,26 @@ def test_a_pass_leaves_a_topic_an_event_is_stepping_to_it_and_steps_the_others(t
     report = workflow.loop_run_exclusive()  # let go: the next pass steps it
     assert report is not None and [step["topic"] for step in report.steps] == [held.pk]
     assert _published_comparisons(held)
+
+
+def test_the_event_paths_confirmation_approves_nothing_and_leaves_approvals_to_the_pass(turk):
+    """A step needs its batch's answers confirmed, not approved: once another topic's QC made
+    them due, approving a Likert batch (five calls a HIT) in the confirmation held the step."""
+    topic, hits = _likert_round(hits=2)
+    for index, hit in enumerate(hits):
+        turk.worker(f"ACONFIRM{index:06d}").complete(hit.hit_id)
+    for worker in Worker.objects.filter(assignments__task__batch__topic=topic):  # QC ran for them since
+        WorkerQualityFactory(campaign=topic.campaign, worker=worker, computed_at=timezone.now())
+
+    report = batch_sync_report(batch_id=hits[0].task.batch_id)
+
+    answers = Assignment.objects.filter(task__batch__topic=topic)
+    assert report.hits == 2 and report.approved == 0 and report.completed == 0
+    assert set(answers.values_list("verification", "status")) == {
+        (Assignment.Verification.VERIFIED, Assignment.Status.SUBMITTED)
+    }
+    workflow.loop_run_exclusive()  # the pass approves them
+    assert set(answers.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
 
 
 def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):

@@ -74,10 +74,16 @@ REPORTED_ERRORS = 20  # per chunk; the rest are counted (a worker's report fits 
 
 
 def assignments_sync(
-    *, hit_ids: Iterable[int] | None = None, now: datetime | None = None, dispatch: Dispatch | None = None
+    *,
+    hit_ids: Iterable[int] | None = None,
+    now: datetime | None = None,
+    dispatch: Dispatch | None = None,
+    reviews: bool = True,
 ) -> SyncReport:
     """Sync the open HITs with news (or exactly the open ones in `hit_ids`); see the module
-    docstring. With `dispatch`, Celery workers take chunks too (crowd.work.chunks)."""
+    docstring. With `dispatch`, Celery workers take chunks too (crowd.work.chunks). Without
+    `reviews`, the answers are confirmed only (points 1 and 2): no approval, no completion,
+    which the next pass makes (the event path's confirmation: a step needs neither)."""
     now = now or timezone.now()
     report = SyncReport()
     open_hits = HIT.objects.filter(complete=False, deleted=False)
@@ -87,7 +93,7 @@ def assignments_sync(
         visit = list(open_hits.filter(pk__in=list(hit_ids)).order_by("pk").values_list("pk", flat=True))
     chunks = chunks_split(visit, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE, shared=dispatch is not None)
     for result in chunks_work(
-        chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now), dispatch=dispatch, job="sync"
+        chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now, reviews), dispatch=dispatch, job="sync"
     ):
         report.add(SyncReport.from_dict(result))
     if hit_ids is None:
@@ -105,8 +111,8 @@ def chunk_sync(*, chunk: Chunk, now: datetime) -> None:
     )
 
 
-def _chunk_sync(hit_ids: list[int], now: datetime) -> dict:
-    report = hits_sync(hit_ids=hit_ids, now=now)
+def _chunk_sync(hit_ids: list[int], now: datetime, reviews: bool = True) -> dict:
+    report = hits_sync(hit_ids=hit_ids, now=now, reviews=reviews)
     if len(report.errors) > REPORTED_ERRORS:
         more = len(report.errors) - REPORTED_ERRORS
         report.errors = [*report.errors[:REPORTED_ERRORS], f"... and {more} more (see the log)"]

@@ -28,8 +28,9 @@ Status = Assignment.Status
 Verification = Assignment.Verification
 
 
-def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
-    """Sync these HITs (a chunk); see the module docstring."""
+def hits_sync(*, hit_ids: list[int], now: datetime, reviews: bool = True) -> SyncReport:
+    """Sync these HITs (a chunk); see the module docstring. Without `reviews`, their answers
+    are confirmed only: nothing approved or completed (crowd.work.sync.assignments_sync)."""
     report = SyncReport()
     hits = HIT.objects.filter(pk__in=hit_ids, complete=False, deleted=False).order_by("pk")
     groups: dict[tuple[str, str], list[HIT]] = defaultdict(list)
@@ -59,7 +60,9 @@ def hits_sync(*, hit_ids: list[int], now: datetime) -> SyncReport:
                 visits.append(Visit(hit=hit, remote=remote))
         HIT.objects.filter(pk__in=gone).update(status=HIT.Status.DISPOSED, deleted=True, last_synced_at=now)
         if visits:
-            _visits_sync(visits=visits, marketplace=marketplace, channel=channel, now=now, report=report)
+            _visits_sync(
+                visits=visits, marketplace=marketplace, channel=channel, now=now, report=report, reviews=reviews
+            )
     return report
 
 
@@ -125,13 +128,16 @@ def _error(report: SyncReport, hit: HIT, message: str) -> None:
 
 
 def _visits_sync(
-    *, visits: list[Visit], marketplace: Marketplace, channel: str, now: datetime, report: SyncReport
+    *, visits: list[Visit], marketplace: Marketplace, channel: str, now: datetime, report: SyncReport, reviews: bool
 ) -> None:
     with transaction.atomic():
         hits_lock(visits)
         listings_apply(visits=visits, now=now, report=report)
-        due = approvals_due(visits=visits, now=now)
+        due = approvals_due(visits=visits, now=now) if reviews else []
         HIT.objects.filter(pk__in=[visit.hit.pk for visit in visits]).update(last_synced_at=now)
+    if not reviews:
+        _visited(visits, report)
+        return
     reviews, unavailable = assignments_approve(due=due, marketplace=marketplace, channel=channel, report=report)
     with transaction.atomic():
         hits_lock(visits)
@@ -142,6 +148,10 @@ def _visits_sync(
         raise unavailable
     report.completed += len(complete)
     hits_delete(hits=complete, marketplace=marketplace, channel=channel)
+    _visited(visits, report)
+
+
+def _visited(visits: list[Visit], report: SyncReport) -> None:
     for visit in visits:
         report.hits += 1
         report.topic_ids.add(visit.hit.task.batch.topic_id)
