@@ -61,7 +61,7 @@ def hits_sync(*, hit_ids: list[int], now: datetime, reviews: bool = True) -> Syn
         HIT.objects.filter(pk__in=gone).update(status=HIT.Status.DISPOSED, deleted=True, last_synced_at=now)
         if visits:
             _visits_sync(
-                visits=visits, marketplace=marketplace, channel=channel, now=now, report=report, reviews=reviews
+                visits=visits, marketplace=marketplace, channel=channel, now=now, report=report, reviewing=reviews
             )
     return report
 
@@ -128,14 +128,14 @@ def _error(report: SyncReport, hit: HIT, message: str) -> None:
 
 
 def _visits_sync(
-    *, visits: list[Visit], marketplace: Marketplace, channel: str, now: datetime, report: SyncReport, reviews: bool
+    *, visits: list[Visit], marketplace: Marketplace, channel: str, now: datetime, report: SyncReport, reviewing: bool
 ) -> None:
     with transaction.atomic():
         hits_lock(visits)
         listings_apply(visits=visits, now=now, report=report)
-        due = approvals_due(visits=visits, now=now) if reviews else []
+        due = approvals_due(visits=visits, now=now) if reviewing else []
         HIT.objects.filter(pk__in=[visit.hit.pk for visit in visits]).update(last_synced_at=now)
-    if not reviews:
+    if not reviewing:
         _visited(visits, report)
         return
     reviews, unavailable = assignments_approve(due=due, marketplace=marketplace, channel=channel, report=report)
