@@ -43,9 +43,8 @@ def hits_sync(*, hit_ids: list[int], now: datetime, reviews: bool = True) -> Syn
             for hit in group:
                 _error(report, hit, error.message)
             continue
-        # one listing per HIT (MTurk): none for a settled HIT
         listed: dict[str, list[RemoteAssignment] | MarketplaceError] = {}
-        if channel_policy(channel).concurrent_calls() > 1:
+        if _lists_per_hit(channel):  # a call per HIT: none for a settled HIT
             listed.update(_settled(group))
         unsettled = [hit.hit_id for hit in group if hit.hit_id not in listed]
         listed.update(_listings(marketplace=marketplace, channel=channel, hit_ids=unsettled) if unsettled else {})
@@ -99,7 +98,7 @@ def _listings(
     """Each HIT's assignments at its marketplace: in one read where the channel lists many at
     once, else one listing per HIT, a few at once within the channel's bound (crowd.work.calls).
     A transient failure (MarketplaceUnavailable) raises, for the pass's task to retry."""
-    if channel_policy(channel).concurrent_calls() == 1:
+    if not _lists_per_hit(channel):
         return marketplace.assignments_by_hit(hit_ids)
     listed: dict[str, list[RemoteAssignment] | MarketplaceError] = {}
     failures: list[MarketplaceError] = []
@@ -120,6 +119,12 @@ def _listings(
     if failures:
         raise failures[0]
     return listed
+
+
+def _lists_per_hit(channel: str) -> bool:
+    """Whether the channel's listing is a marketplace call per HIT (MTurk, whose calls run a
+    few at once); else one read lists the whole chunk (the session channels: one at a time)."""
+    return channel_policy(channel).concurrent_calls() > 1
 
 
 def _error(report: SyncReport, hit: HIT, message: str) -> None:
