@@ -63,8 +63,10 @@ def publish_recorder():
 
 
 def answer_batch(batch: Batch, latent: dict[int, float], rng: random.Random, verify=True) -> None:
-    """Every task answered by `assignments_needed` workers through the real submission path."""
-    for task in batch.tasks.all():
+    """Every task answered by `assignments_needed` workers through the real submission path,
+    in the tasks' order, so the seeded `rng` gives the same answers in every run (PostgreSQL
+    returns updated rows in no fixed order)."""
+    for task in batch.tasks.order_by("pk"):
         content = hit_content_get(task.uuid)
         for worker in rng.sample(WORKERS, task.assignments_needed):
             if batch.kind == Batch.Kind.LIKERT:
