@@ -139,14 +139,48 @@ def test_a_whole_topic_runs_to_done_within_the_pair_budget(django_capture_on_com
     assert snapshots.count() == len(calls)
     assert snapshots.first().spearman_previous is None and snapshots.last().spearman_previous is not None
     assert snapshots.last().comparisons_used == Comparison.objects.filter(winner__topic=topic).count()
-    compared = {
-        s.proposition_id: s.mu for s in PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True)
-    }
-    assert spearman(compared, {pid: latent[pid] for pid in compared}) > 0.8
+    # One topic's comparisons are chosen with a generator seeded by its id, which varies with the
+    # tests' order: over 120 topics the lowest Spearman was 0.59 (4 % under 0.8), where a ranking
+    # that learnt nothing lies under 0.5 nine times in ten. The median's bound is the next test's.
+    assert _spearman_compared(topic, latent) > 0.5
     ranks = list(
         PropositionScore.objects.filter(proposition__topic=topic).order_by("rank").values_list("rank", flat=True)
     )
     assert ranks == list(range(1, 31))
+
+
+def _spearman_compared(topic: Topic, latent: dict[int, float]) -> float:
+    compared = {
+        s.proposition_id: s.mu for s in PropositionScore.objects.filter(proposition__topic=topic, in_comparisons=True)
+    }
+    return spearman(compared, {pid: latent[pid] for pid in compared})
+
+
+def _topic_run_to_done(topic: Topic, latent: dict[int, float], rng: random.Random, capture) -> None:
+    answer_batch(start_likert(topic), latent, rng)
+    _calls, publish = publish_recorder()
+    for _ in range(30):
+        with capture(execute=True):
+            step = workflow.topic_step(topic_id=topic.pk, publish=publish)
+        if step.state == Topic.State.DONE:
+            return
+        latest = Batch.objects.filter(topic=topic, kind=Batch.Kind.COMPARISON).order_by("-number").first()
+        answer_batch(latest, latent, rng)
+    raise AssertionError(f"topic {topic.pk} not done after 30 steps")
+
+
+@pytest.mark.django_db
+def test_over_a_dozen_topics_the_comparisons_recover_the_order(django_capture_on_commit_callbacks):
+    """The ranking's quality over topics whose selections are seeded differently: over 120 topics
+    the median Spearman was 0.93 and 7 % lay under 0.85, so a median of twelve under 0.85 has odds
+    of about 1 in 10,000 unless the comparisons stop carrying the order."""
+    figures = []
+    for _ in range(12):
+        topic, latent = make_topic()
+        _topic_run_to_done(topic, latent, random.Random(7), django_capture_on_commit_callbacks)
+        figures.append(_spearman_compared(topic, latent))
+    figures.sort()
+    assert (figures[5] + figures[6]) / 2 > 0.85, figures
 
 
 @pytest.mark.django_db
