@@ -232,9 +232,12 @@ def _stored(campaign_id: int) -> LikertPart | None:
     return LikertPart.from_json(stored) if stored else None
 
 
-def likert_part_store(campaign_id: int, part: LikertPart) -> None:
-    """Store the part on the campaign's statistics row (written by the statistics first)."""
-    QualityStatistics.objects.filter(campaign_id=campaign_id, topic__isnull=True).update(likert_part=part.as_json())
+def likert_part_store(campaign_id: int, part: LikertPart) -> bool:
+    """Store the part on the campaign's statistics row (written by the statistics first);
+    False if there is no such row yet."""
+    return bool(
+        QualityStatistics.objects.filter(campaign_id=campaign_id, topic__isnull=True).update(likert_part=part.as_json())
+    )
 
 
 def _stats(stats: TrapStats) -> tuple[int, int]:

@@ -135,11 +135,14 @@ def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True) -> se
         excluded = _quality_rows_write(campaign, rows, reasons)
         _block_policy_schedule(campaign)
         _reject_policy_schedule(campaign)
+        # Stored before the lock goes, so a refresh queued behind this one keeps it instead of
+        # reading the labels again (three topics' Likert rounds ending together queue three).
+        stored = likert is not None and likert_part_store(campaign_id, part)
     labels = cache(lambda: likert or counted_likert(campaign_id=campaign_id, traps=traps))
     statistics_refresh(
         campaign=campaign, likert=part, votes=votes, labels=labels, workers=rows, excluded=excluded, recompute=full
     )
-    if likert is not None:
+    if likert is not None and not stored:  # the campaign's first run: its statistics row is new
         likert_part_store(campaign_id, part)
     return excluded
 

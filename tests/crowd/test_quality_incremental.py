@@ -17,6 +17,7 @@ from crowd.qc.worker_quality import (
     campaign_quality_refresh,
     worker_quality_override,
 )
+from tests.concurrently import at_once
 from tests.crowd.quality_data import TRUTH, three_topic_campaign
 from tests.factories import (
     AssignmentFactory,
@@ -194,3 +195,23 @@ def refresh_equals_recompute_current(campaign) -> None:
     incremental = stored(campaign)
     assert campaign_quality_recompute(campaign_id=campaign.pk) == excluded
     assert stored(campaign) == incremental
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refreshes_queued_on_the_campaign_read_new_likert_labels_once():
+    """Three topics' Likert rounds that end together queue three current refreshes on the
+    campaign's lock: the first reads the new labels and stores the Likert part before it lets
+    go, so the two behind it keep that part and read none (before, the part was stored after
+    the lock went, and each read every label again)."""
+    campaign = three_topic_campaign()
+    campaign_quality_refresh(campaign_id=campaign.pk)  # the campaign's statistics row exists
+    campaign.builders["bees"].likert([("b9", f"bee-{item}", 6 - t) for item, t in TRUTH.items()])
+    counted = LikertLabel.objects.filter(proposition__topic__campaign=campaign).count()
+    before = LIKERT_READS.labels
+
+    results, errors = at_once([lambda: campaign_quality_refresh(campaign_id=campaign.pk)] * 3)
+
+    assert errors == [] and len(results) == 3
+    assert results[0] == results[1] == results[2]
+    assert counted <= LIKERT_READS.labels - before < 2 * counted
+    assert likert_part._stored(campaign.pk).labels == counted
