@@ -327,6 +327,7 @@ class Crowd:
         it) and at our end through the HIT page's own store (`answer_submit`, pending)."""
         from datetime import timedelta
 
+        from django.db import transaction
         from django.utils import timezone
 
         from annotation.models import Batch, Task
@@ -335,6 +336,7 @@ class Crowd:
         from crowd.models import HIT
         from rehearsal.localturk import models as turk
         from rehearsal.localturk.questions import answers_xml
+        from rehearsal.localturk.state import hit_refresh
 
         uuids = dict(Task.objects.filter(pk__in=task_ids).values_list("pk", "uuid"))
         hit_ids = dict(HIT.objects.filter(task_id__in=task_ids).values_list("task_id", "hit_id"))
@@ -380,6 +382,11 @@ class Crowd:
                     )
                 )
         turk.Assignment.objects.bulk_create(rows)
+        # The endpoint's HITs count their slots as MTurk would once the answers are in
+        # (Reviewable when every slot is submitted), or DeleteHIT finds them Assignable.
+        with transaction.atomic():
+            for hit in turk.HIT.objects.select_for_update().filter(pk__in=[hit.pk for hit in remote.values()]):
+                hit_refresh(hit=hit, now=now)
         return len(rows), labels
 
     def _likert(self, pid: int, worker: int) -> int:
