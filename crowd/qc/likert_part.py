@@ -217,10 +217,19 @@ def likert_part_stored(campaign_id: int, watermark: str) -> LikertPart | None:
     return stored if stored is not None and stored.watermark == watermark else None
 
 
-def likert_part_kept(campaign_id: int) -> LikertPart | None:
-    """The stored Likert part, whatever its watermark (the report says from how many labels
-    and when it was computed)."""
-    return _stored(campaign_id)
+def likert_part_summary(campaign_id: int) -> tuple[int, datetime | None] | None:
+    """Of the stored Likert part, whatever its watermark: from how many labels and when it was
+    computed (what the report says of it), read without the part's per-worker rows."""
+    row = (
+        QualityStatistics.objects.filter(campaign_id=campaign_id, topic__isnull=True)
+        .exclude(likert_part={})
+        .values_list("likert_part__labels", "likert_part__computed_at")
+        .first()
+    )
+    if row is None:
+        return None
+    labels, computed_at = row
+    return labels or 0, datetime.fromisoformat(computed_at) if computed_at else None
 
 
 def _stored(campaign_id: int) -> LikertPart | None:

@@ -133,11 +133,14 @@ def statistics_refresh(
     workers: list[WorkerQuality],
     excluded: set[int],
     recompute: bool = False,
+    likert_counted: int | None = None,
 ) -> None:
     """Compute and store the statistics of the campaign and of each of its topics (a topic
     without counted labels gets empty figures, so the page can say when that was).
     `labels()` reads the counted Likert labels: called only if a scope's costly figures
-    must be recomputed (every scope's with `recompute`)."""
+    must be recomputed (every scope's with `recompute`). `likert_counted`, the counted Likert
+    labels when the job ran, goes on the campaign's row: the report compares it with those the
+    Likert part was computed from without counting the labels on every page."""
     topic_ids = list(campaign.topics.order_by("pk").values_list("pk", flat=True))
     stored = {
         row.topic_id: row
@@ -163,6 +166,8 @@ def statistics_refresh(
         figures["loo_histogram"] = _histogram(loo[worker] for worker in scope_workers if worker in loo)
         if topic is None:
             figures.update(_campaign_figures(likert.seconds_per_hit, votes, workers))
+            if likert_counted is not None:
+                figures["likert_counted"] = likert_counted
         rows.append(
             QualityStatistics(
                 campaign=campaign,

@@ -140,7 +140,14 @@ def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True) -> se
         stored = likert is not None and likert_part_store(campaign_id, part)
     labels = cache(lambda: likert or counted_likert(campaign_id=campaign_id, traps=traps))
     statistics_refresh(
-        campaign=campaign, likert=part, votes=votes, labels=labels, workers=rows, excluded=excluded, recompute=full
+        campaign=campaign,
+        likert=part,
+        votes=votes,
+        labels=labels,
+        workers=rows,
+        excluded=excluded,
+        recompute=full,
+        likert_counted=inputs.labels,
     )
     if likert is not None and not stored:  # the campaign's first run: its statistics row is new
         likert_part_store(campaign_id, part)

@@ -122,7 +122,8 @@ def test_refresh_takes_a_fixed_number_of_queries(crowd):
         campaign_quality_refresh(campaign_id=crowd.topic.campaign_id)
     # New labels: both runs read every label (the Likert part's watermark, its stored copy and
     # its store are five of these); a pass with no new label takes fewer (test_quality_incremental).
-    assert len(large) <= len(small) <= 23
+    # The campaign's first run tries to store the part before its statistics row exists: one more.
+    assert len(large) <= len(small) - 1 and len(small) <= 24
 
 
 def test_override_needs_a_reason_and_is_audited(crowd, django_user_model):
