@@ -49,7 +49,12 @@ def requester_charge(*, requester_id: int, amount: Decimal, allow_overdraft: boo
     if not allow_overdraft:
         rows = rows.filter(balance__gte=amount)
     if not rows.update(balance=F("balance") - amount):
-        raise RequestError(
-            f"Your account balance is insufficient to cover {amount:.2f} (reward or bonus plus fees).",
-            code=INSUFFICIENT_FUNDS,
-        )
+        raise insufficient_funds(amount)
+
+
+def insufficient_funds(amount: Decimal) -> RequestError:
+    """What MTurk answers when the balance cannot cover `amount`."""
+    return RequestError(
+        f"Your account balance is insufficient to cover {amount:.2f} (reward or bonus plus fees).",
+        code=INSUFFICIENT_FUNDS,
+    )

@@ -62,13 +62,20 @@ def active() -> list[dict]:
     ]
 
 
-def take(operation: str) -> Outcome:
+SWITCH_SET_SQL = f"EXISTS (SELECT 1 FROM {Fault._meta.db_table})"  # whether any switch is set
+
+
+def take(operation: str, *, switch_set: bool | None = None) -> Outcome:
     """Consume the switches that apply to one call of `operation`. Most calls meet no switch
-    at all: a plain statement says so, without the ORM's compilation of the switches' query."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {Fault._meta.db_table})")
-        if not cursor.fetchone()[0]:
-            return Outcome()
+    at all: a plain statement says so (SWITCH_SET_SQL), without the ORM's compilation of the
+    switches' query; `switch_set` is its answer when the caller read it already (protocol.py
+    reads it with the requester, in one statement)."""
+    if switch_set is None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {SWITCH_SET_SQL}")
+            switch_set = bool(cursor.fetchone()[0])
+    if not switch_set:
+        return Outcome()
     latency, error = switches_take(Fault, operation)
     return Outcome(latency_ms=latency, error=error.kind if error else None)
 

@@ -3,9 +3,10 @@
     call(target="MTurkRequesterServiceV20170117.GetHIT", body=b'{"HITId": "..."}',
          authorization="AWS4-HMAC-SHA256 Credential=AKID/...")  ->  (200, {"HIT": {...}})
 
-Order of work: the operation name; injected faults (faults.py); the JSON body; validation
-against botocore's model (validation.py); the clock catches up (state.tick); then the
-handler runs in one transaction, so a failed call writes nothing. Signatures are not
+Order of work: the operation name; whether any fault switch is set and who the requester
+is (one statement); injected faults (faults.py); the JSON body; validation against
+botocore's model (validation.py); the clock catches up (state.tick); then the handler runs
+in one transaction, so a failed call writes nothing. Signatures are not
 checked: the access key in the Authorization credential names the requester, and an
 unsigned call is the requester "anonymous".
 """
@@ -35,13 +36,15 @@ def call(*, target: str, body: bytes, authorization: str) -> tuple[int, dict]:
     """Run one API call and return the HTTP status and the JSON body to send."""
     try:
         operation = _operation(target)
-        _faults_apply(operation)
+        access_key = _access_key(authorization)
+        switch_set, requester_id = _call_context(access_key)
+        _faults_apply(operation, switch_set)
         params = _params(body)
         params_validate(operation, params)
         if operation not in HANDLERS:
             raise RequestError(f"{operation} is not supported by the local endpoint.", code=UNSUPPORTED)
         state.tick()
-        requester = requester_for(authorization)
+        requester = _requester(access_key, requester_id)
         with transaction.atomic():
             return 200, HANDLERS[operation](requester=requester, params=params, now=timezone.now())
     except MTurkError as exc:
@@ -51,18 +54,29 @@ def call(*, target: str, body: bytes, authorization: str) -> tuple[int, dict]:
         return ServiceFault.http_status, ServiceFault().body()
 
 
-def requester_for(authorization: str) -> Requester:
-    """The requester named by the access key of a SigV4 Authorization header; its other
-    fields are read when used (balance_get reads the balance). A plain statement finds a
-    known requester: the ORM's compilation of the lookup cost more than the query, on every call."""
+def _access_key(authorization: str) -> str:
     match = _CREDENTIAL.search(authorization)
-    access_key = match.group(1) if match else ANONYMOUS
+    return match.group(1) if match else ANONYMOUS
+
+
+def _call_context(access_key: str) -> tuple[bool, int | None]:
+    """What every call reads first, in one plain statement: whether any fault switch is set,
+    and the id of the requester with `access_key` (None when unknown). Each was a statement
+    of its own (the ORM's compilation of the lookup cost more than the query); one round
+    trip instead of two, on every call (issue 26)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id FROM {Requester._meta.db_table} WHERE access_key = %s", [access_key])
-        row = cursor.fetchone()
-    if row is None:
+        cursor.execute(
+            f"SELECT {faults.SWITCH_SET_SQL}, (SELECT id FROM {Requester._meta.db_table} WHERE access_key = %s)",
+            [access_key],
+        )
+        switch_set, requester_id = cursor.fetchone()
+    return bool(switch_set), requester_id
+
+
+def _requester(access_key: str, requester_id: int | None) -> Requester:
+    if requester_id is None:
         return Requester.objects.get_or_create(access_key=access_key)[0]
-    return Requester.from_db(connection.alias, ["id", "access_key"], (row[0], access_key))
+    return Requester.from_db(connection.alias, ["id", "access_key"], (requester_id, access_key))
 
 
 def _operation(target: str) -> str:
@@ -72,8 +86,8 @@ def _operation(target: str) -> str:
     return operation
 
 
-def _faults_apply(operation: str) -> None:
-    outcome = faults.take(operation)
+def _faults_apply(operation: str, switch_set: bool) -> None:
+    outcome = faults.take(operation, switch_set=switch_set)
     if outcome.latency_ms:
         faults.sleep(outcome.latency_ms)
     if outcome.error == Fault.Kind.THROTTLE:

@@ -8,14 +8,12 @@ approve is at MTurk.
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import F
-
 from .. import billing, wire
 from ..errors import INVALID_ASSIGNMENT_STATE, RequestError
 from ..idempotency import token_require_new
-from ..models import HIT, Assignment, Bonus, Requester
+from ..models import Assignment, Bonus, Requester
 from ..pagination import page
-from ..state import assignment_approve
+from ..state import assignment_approve, hit_completed_count
 from .lookup import assignment_for, hit_for
 
 Status = Assignment.Status
@@ -44,12 +42,14 @@ def assignment_approve_call(*, requester: Requester, params: dict, now: datetime
         if assignment.submit_time < now - OVERRIDE_WINDOW:
             raise RequestError("This rejection can no longer be overridden.", code=INVALID_ASSIGNMENT_STATE)
     approved = assignment_approve(
-        assignment=assignment, at=now, feedback=params.get("RequesterFeedback", ""), override_rejection=override
+        assignment=assignment,
+        at=now,
+        feedback=params.get("RequesterFeedback", ""),
+        override_rejection=override,
+        completed=not override,  # a rejection overridden was counted completed already
     )
     if not approved:
         raise _state_error(Status.REJECTED if override else Status.SUBMITTED)
-    if not override:  # a rejection overridden was counted completed already
-        _completed_count(assignment)
     return {}
 
 
@@ -63,7 +63,7 @@ def assignment_reject(*, requester: Requester, params: dict, now: datetime) -> d
     )
     if not updated:
         raise _state_error(Status.SUBMITTED)
-    _completed_count(assignment)
+    hit_completed_count(hit_id=assignment.hit_id)
     return {}
 
 
@@ -108,14 +108,6 @@ def bonuses_list(*, requester: Requester, params: dict, now: datetime) -> dict:
 def balance_get(*, requester: Requester, params: dict, now: datetime) -> dict:
     requester.refresh_from_db(fields=["balance"])
     return {"AvailableBalance": wire.amount(requester.balance)}
-
-
-def _completed_count(assignment: Assignment) -> None:
-    """Its HIT's counters after a Submitted assignment was approved or rejected: one more
-    completed. Nothing else of state.hit_refresh's derivation moves (the slot stays taken, the
-    HIT's status follows only its slots and its clock, which the sweep applies), so one atomic
-    UPDATE stands for reading the HIT under a lock, counting its assignments and saving it."""
-    HIT.objects.filter(pk=assignment.hit_id).update(completed=F("completed") + 1)
 
 
 def _state_error(allowed: str) -> RequestError:

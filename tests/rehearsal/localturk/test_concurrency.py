@@ -1,13 +1,15 @@
-"""Races MTurk's users meet: many workers on the last slots, a publish retried in parallel.
+"""Races MTurk's users meet: many workers on the last slots, a publish retried in parallel,
+approvals sent twice at once.
 PostgreSQL only: the live server shares SQLite's in-memory test database between threads
 through one connection, which cannot hold concurrent transactions."""
 
 from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
 
 import pytest
 from django.db import connection
 
-from rehearsal.localturk.models import HIT, Assignment
+from rehearsal.localturk.models import HIT, Assignment, Requester
 
 from .conftest import hit_create
 
@@ -44,3 +46,27 @@ def test_concurrent_retries_of_one_publish_create_one_hit(mturk_factory, hit_typ
     (hit_id,) = HIT.objects.values_list("hit_id", flat=True)
     assert outcomes.count(hit_id) == 1
     assert outcomes.count("AWS.MechanicalTurk.HitAlreadyExists") == 7
+
+
+def test_concurrent_approvals_pay_each_assignment_once_and_count_it_once(mturk_factory, hit_type_id, worker_factory):
+    hit = hit_create(mturk_factory(), hit_type_id, MaxAssignments=3)
+    assignment_ids = [worker_factory(f"A1WORKER{n:05d}").complete(hit["HITId"]) for n in range(3)]
+    balance = Requester.objects.get().balance
+    clients = [mturk_factory(attempts=1) for _ in range(12)]
+
+    def approve(pair):
+        client, assignment_id = pair
+        try:
+            client.approve_assignment(AssignmentId=assignment_id)
+            return "approved"
+        except client.exceptions.RequestError as error:
+            return error.response["TurkErrorCode"]
+
+    with ThreadPoolExecutor(max_workers=12) as pool:  # each assignment approved by four clients at once
+        outcomes = list(pool.map(approve, [(client, assignment_ids[n % 3]) for n, client in enumerate(clients)]))
+
+    assert outcomes.count("approved") == 3
+    assert outcomes.count("AWS.MechanicalTurk.InvalidAssignmentState") == 9
+    assert Requester.objects.get().balance == balance - 3 * Decimal("0.07")  # $0.06 + the $0.01 minimum fee
+    stored = HIT.objects.get(hit_id=hit["HITId"])
+    assert (stored.completed, Assignment.objects.filter(status="Approved").count()) == (3, 3)
