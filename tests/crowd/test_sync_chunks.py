@@ -43,7 +43,7 @@ def test_workers_take_chunks_of_a_pass_and_each_answer_is_verified_once(
     quiet_beat, celery_worker_process, local_turk, monkeypatch
 ):
     celery_connections_reset(app)  # publish to the worker's Redis, not to a broker an earlier test met
-    monkeypatch.setattr(sync, "CHUNK_SIZE", 1)
+    monkeypatch.setattr(sync, "SHARED_CHUNK_SIZE", 1)
     # This test runs a sync itself, outside the loop's lock: the answers filling the batch must
     # not also send the event path's sync to the worker (tests/ranking/test_events.py has that).
     monkeypatch.setattr(events, "_listeners", [])
@@ -62,7 +62,7 @@ def test_workers_take_chunks_of_a_pass_and_each_answer_is_verified_once(
 
 
 def test_a_pass_whose_broker_is_unreachable_does_every_chunk_itself(local_turk, monkeypatch):
-    monkeypatch.setattr(sync, "CHUNK_SIZE", 1)
+    monkeypatch.setattr(sync, "SHARED_CHUNK_SIZE", 1)
     published = _answered(local_turk, hits=3)
 
     with broker_unreachable():
@@ -74,7 +74,9 @@ def test_a_pass_whose_broker_is_unreachable_does_every_chunk_itself(local_turk, 
 
 
 def test_a_pass_does_the_chunks_of_tasks_that_never_ran(local_turk, monkeypatch):
-    monkeypatch.setattr(sync, "CHUNK_SIZE", 2)
+    # A shared pass's chunks stop at SHARED_CHUNK_SIZE, below CHUNK_SIZE: a worker goes back to
+    # its queues, where a step request may wait, after each one.
+    monkeypatch.setattr(sync, "SHARED_CHUNK_SIZE", 2)
     published = _answered(local_turk, hits=5)
     handed: list[Chunk] = []
 

@@ -12,8 +12,9 @@ visits only the open HITs with news (`hits_with_news`):
   confirmed answers than it has slots: the marketplace holds answers our page never stored.
 
 The HITs go in chunks (crowd.work.chunks.chunks_split: PASS_CHUNKS of them, at least
-CHUNK_FLOOR and at most CHUNK_SIZE HITs each), which the pass and every Celery worker take
-(crowd.work.chunks): adding workers shortens a pass, a pass of a few dozen HITs too. For each chunk (`hits_sync`):
+CHUNK_FLOOR and at most CHUNK_SIZE HITs each; SHARED_CHUNK_SIZE when workers share the pass),
+which the pass and every Celery worker take (crowd.work.chunks): adding workers shortens a
+pass, a pass of a few dozen HITs too. For each chunk (`hits_sync`):
 
 1. Each HIT's assignments are listed at its marketplace (`assignments_by_hit`: MTurk one
    ListAssignmentsForHIT per HIT, every status and page, a few at once within the channel's
@@ -68,6 +69,11 @@ from crowd.work.sync.report import SyncReport
 
 # HITs per chunk at most: one transaction for their rows, one Celery task when the pass is shared.
 CHUNK_SIZE = 100
+# At most, when workers share the pass: a worker process goes back to its queues after each
+# chunk, where a step request (the event path) waits for it. A chunk approving 86 HITs took
+# 4-7 s, and the next batch of three topics waited behind two of them (e2e.py at 3 x 1,750:
+# idle p95 9.7 s); 25 HITs, up to 125 approvals, about a second.
+SHARED_CHUNK_SIZE = 25
 # HITs per chunk at least (the last may have fewer): ~7 marketplace calls each when approving.
 CHUNK_FLOOR = 10
 REPORTED_ERRORS = 20  # per chunk; the rest are counted (a worker's report fits in a NOTIFY)
@@ -91,7 +97,9 @@ def assignments_sync(
         visit = hits_with_news(now=now, report=report)
     else:
         visit = list(open_hits.filter(pk__in=list(hit_ids)).order_by("pk").values_list("pk", flat=True))
-    chunks = chunks_split(visit, floor=CHUNK_FLOOR, ceiling=CHUNK_SIZE, shared=dispatch is not None)
+    shared = dispatch is not None
+    ceiling = SHARED_CHUNK_SIZE if shared else CHUNK_SIZE
+    chunks = chunks_split(visit, floor=CHUNK_FLOOR, ceiling=ceiling, shared=shared)
     for result in chunks_work(
         chunks=chunks, now=now, work=lambda chunk: _chunk_sync(chunk, now, reviews), dispatch=dispatch, job="sync"
     ):
