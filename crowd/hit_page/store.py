@@ -16,7 +16,9 @@ of the request (benchmarks/hit_page_bench.py). Other databases take the same ste
 `transaction.atomic`.
 """
 
+import enum
 import functools
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -184,12 +186,26 @@ def _insert_fields(model: type[models.Model], *, skip: str = "") -> tuple[models
 def _db_values(instance: models.Model, fields: tuple[models.Field, ...]) -> list:
     """What the ORM would insert for `instance` on PostgreSQL: defaults, auto_now_add,
     database types. A value the ORM would hand to the driver unchanged (`_as_is`) skips the
-    conversion, which cost more than the rest of the answer's own Python (benchmarks/load)."""
+    conversion, which cost more than the rest of the answer's own Python (benchmarks/load);
+    the rest are converted as the ORM does, then made plain (`_plain`)."""
     values = []
     for field in fields:
         value = field.pre_save(instance, add=True)
-        values.append(value if _as_is(field, value) else field.get_db_prep_save(value, connection))
+        values.append(value if _as_is(field, value) else _plain(field, value))
     return values
+
+
+def _plain(field: models.Field, value: object) -> object:
+    """`value` as the ORM would send it, but a JSON object as its text (what the ORM's adapter
+    sends: json.dumps with the field's encoder) and a choices' member as its value. The
+    statement casts every value to its column's type, and psycopg2's quoting of the adapter
+    and the members cost more than the rest of the statement's values (benchmarks/load)."""
+    if isinstance(field, models.JSONField) and type(value) in (dict, list):
+        return json.dumps(field.get_prep_value(value), cls=field.encoder)
+    value = field.get_db_prep_save(value, connection)
+    if isinstance(value, enum.Enum) and type(value.value) in (str, int):
+        return value.value
+    return value
 
 
 # Field classes (exactly these, not subclasses) whose get_db_prep_save on PostgreSQL returns a

@@ -1,5 +1,6 @@
 """Answer validation and storage: every error writes nothing; repeats are idempotent."""
 
+import enum
 import logging
 from datetime import timedelta
 from uuid import UUID
@@ -403,7 +404,10 @@ def test_the_created_assignment_is_the_stored_one():
 def test_the_one_statement_sends_what_the_orm_would_send():
     # store._db_values hands some values to the driver without the ORM's conversion
     # (store._as_is): each one must be what get_db_prep_save itself returns, the rest must go
-    # through it (JSON, choices' enum members, naive datetimes).
+    # through it (JSON, choices' enum members, naive datetimes), JSON then sent as its text and
+    # a member as its value.
+    from psycopg2.extras import Json
+
     from crowd.hit_page import store
 
     if connection.vendor != "postgresql":
@@ -432,6 +436,10 @@ def test_the_one_statement_sends_what_the_orm_would_send():
             if store._as_is(field, getattr(instance, field.attname)):
                 as_is.add(field.attname)
                 assert type(value) is type(expected) and value == expected, field.attname
+            elif isinstance(expected, Json):  # sent as the text the ORM's adapter would send
+                assert value == expected.dumps(expected.adapted), field.attname
+            elif isinstance(expected, enum.Enum):  # sent as the member's value
+                assert type(value) is type(expected.value) and value == expected.value, field.attname
             else:
                 assert type(value) is type(expected), field.attname
     # The conversions skipped: the ids, texts, numbers, flags and aware times of an answer.
