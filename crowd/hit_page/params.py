@@ -8,7 +8,11 @@ may be missing. The answer is posted by the browser, as a form, to
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
+from django.http import HttpRequest
 
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 EXTERNAL_SUBMIT_PATH = "/mturk/externalSubmit"
@@ -78,3 +82,42 @@ def _submit_base(url: str) -> str | None:
         return None
     path = urlsplit(url).path.rstrip("/")
     return origin + quote(path, safe="/-._~%")
+
+
+def form_read(request: HttpRequest) -> dict[str, list[str]]:
+    """The posted form, each field with its values, as `request.POST` would hold them.
+
+    The form a HIT page posts (urlencoded) is read here, as Django reads it, under the same
+    limits (DATA_UPLOAD_MAX_MEMORY_SIZE by `request.body`, DATA_UPLOAD_MAX_NUMBER_FIELDS) and
+    raising the same errors, into a plain dict: building the QueryDict cost an answer about as
+    much as checking its token (benchmarks/load). Any other body, or a form something has
+    read already (the rate limit that counts tokens), is `request.POST`'s.
+    """
+    urlencoded = request.content_type == "application/x-www-form-urlencoded"
+    if (
+        "_post" in request.__dict__
+        or request.method != "POST"
+        or not urlencoded
+        or request.encoding not in (None, "utf-8")
+    ):
+        return dict(request.POST.lists())
+    try:
+        text = request.body.decode()
+    except UnicodeDecodeError:  # as Django: some user agents misbehave
+        text = request.body.decode("iso-8859-1")
+    fields: dict[str, list[str]] = {}
+    try:
+        for name, value in parse_qsl(
+            text, keep_blank_values=True, max_num_fields=settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        ):
+            fields.setdefault(name, []).append(value)
+    except ValueError as error:  # parse_qsl's only one without strict_parsing
+        raise TooManyFieldsSent(
+            "The number of GET/POST parameters exceeded settings.DATA_UPLOAD_MAX_NUMBER_FIELDS."
+        ) from error
+    return fields
+
+
+def last_values(form: Mapping[str, list[str]]) -> dict[str, str]:
+    """Each field's last value, as `QueryDict.get` gives it."""
+    return {name: values[-1] for name, values in form.items() if values}

@@ -26,7 +26,7 @@ from crowd.hit_page.access import Access, PageState, hit_access_check
 from crowd.hit_page.answers import LIKERT_SCALE
 from crowd.hit_page.content import HitContent, Statement, hit_content_get
 from crowd.hit_page.headers import FORM_TARGETS_ATTRIBUTE, hit_frame_headers
-from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID, HitParams, url_origin
+from crowd.hit_page.params import PREVIEW_ASSIGNMENT_ID, HitParams, form_read, last_values, url_origin
 from crowd.hit_page.shells import hidden_inputs, shell_fill, shell_get
 from crowd.hit_page.store import Submission, answer_submit, time_on_task
 from crowd.hit_page.tokens import submit_token_check, submit_token_make
@@ -56,13 +56,15 @@ def hit_page(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
 @hit_frame_headers
 @require_POST
 def hit_submit(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
-    params = HitParams.from_query(request.POST)
+    form = form_read(request)
+    posted = last_values(form)
+    params = HitParams.from_query(posted)
     try:
         content = _content_get(task_uuid)
         if params.preview:
             raise ApplicationError("Accept the HIT before you submit: this is only a preview.", code="not_accepted")
         claims = submit_token_check(
-            token=request.POST.get("token", ""),
+            token=posted.get("token", ""),
             task_uuid=content.uuid,
             assignment_id=params.assignment_id,
             worker_id=params.worker_id,
@@ -72,9 +74,9 @@ def hit_submit(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
             content=content,
             assignment_id=params.assignment_id,
             worker_external_id=params.worker_id,
-            fields=dict(request.POST.lists()),
+            fields=form,
             accepted_at=claims.issued_at,
-            time_on_task_ms=time_on_task(reported_ms=request.POST.get("elapsed_ms"), issued_at=claims.issued_at),
+            time_on_task_ms=time_on_task(reported_ms=posted.get("elapsed_ms"), issued_at=claims.issued_at),
         )
     except ApplicationError as error:
         return _error_response(request, error, retry_url=_page_url(task_uuid, params))
