@@ -173,9 +173,36 @@ def _insert_in_one_statement(
 
 
 def _stored(*, worker: Worker, assignment_id: str) -> Assignment | None:
-    return Assignment.objects.filter(
-        assignment_id=assignment_id, worker__channel=worker.channel, worker__external_id=worker.external_id
-    ).first()
+    """This worker's stored assignment `assignment_id`, as `Assignment.objects.filter(...).first()`
+    reads it (the ORM's converters, `from_db`) from one statement prepared once per connection:
+    every answer sent twice reads it, and building the ORM's query cost more than storing an
+    answer (benchmarks/load)."""
+    with connection.cursor() as cursor:
+        _STORED.execute(cursor, [assignment_id, worker.channel, worker.external_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    fields = Assignment._meta.concrete_fields
+    values = []
+    for field, value in zip(fields, row, strict=True):
+        column = field.get_col(Assignment._meta.db_table)
+        for convert in [*connection.ops.get_db_converters(column), *column.get_db_converters(connection)]:
+            value = convert(value, column, connection)
+        values.append(value)
+    return Assignment.from_db(connection.alias, [field.attname for field in fields], values)
+
+
+def _stored_sql() -> str:
+    quote = connection.ops.quote_name
+    columns = ", ".join(f"assignment.{quote(cast(str, field.column))}" for field in Assignment._meta.concrete_fields)
+    return f"""
+        SELECT {columns} FROM {quote(Assignment._meta.db_table)} AS assignment
+        JOIN {quote(Worker._meta.db_table)} AS worker ON worker.id = assignment.worker_id
+        WHERE assignment.assignment_id = %s AND worker.channel = %s AND worker.external_id = %s
+    """
+
+
+_STORED = PreparedStatement("hit_stored_assignment", _stored_sql)
 
 
 @functools.cache

@@ -401,6 +401,27 @@ def test_the_created_assignment_is_the_stored_one():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("kind", [Batch.Kind.LIKERT, Batch.Kind.COMPARISON])
+def test_a_stored_assignment_reads_as_the_orm_reads_it(kind):
+    # store._stored reads the row with its own statement and the ORM's converters.
+    from crowd.hit_page import store
+
+    task = _task(kind=kind)
+    fields = _ratings(task) if kind == Batch.Kind.LIKERT else _order(_ids(task))
+    created = _submit(task, fields, time_on_task_ms=5_000).assignment
+    read = store._stored(worker=Worker(channel=created.worker.channel, external_id="WORKER1"), assignment_id="ASG1")
+    expected = Assignment.objects.get(pk=created.pk)
+    assert read is not None and not read._state.adding and read._state.db == expected._state.db
+    for field in Assignment._meta.concrete_fields:
+        value, wanted = getattr(read, field.attname), getattr(expected, field.attname)
+        assert type(value) is type(wanted) and value == wanted, field.attname
+    assert (
+        store._stored(worker=Worker(channel=created.worker.channel, external_id="WORKER2"), assignment_id="ASG1")
+        is None
+    )
+
+
+@pytest.mark.django_db
 def test_the_one_statement_sends_what_the_orm_would_send():
     # store._db_values hands some values to the driver without the ORM's conversion
     # (store._as_is): each one must be what get_db_prep_save itself returns, the rest must go
