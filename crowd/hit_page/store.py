@@ -13,7 +13,8 @@ On PostgreSQL one statement, prepared once per connection, finds or inserts the 
 inserts the assignment and its labels; a single statement is a transaction of its own (or
 part of the caller's), and every further round trip to the server cost more than the rest
 of the request (benchmarks/hit_page_bench.py). Other databases take the same steps through the ORM in
-`transaction.atomic`.
+`transaction.atomic`. A repeat then reads the stored assignment with a second statement
+(`_stored`), prepared on PostgreSQL likewise.
 """
 
 import enum
