@@ -340,8 +340,8 @@ def _request_take(
     if topic_ready(topic_id=topic.pk):
         request.delete()
         if topic.campaign_id not in excluded or topic.state == Topic.State.LIKERT:
-            excluded[topic.campaign_id] = campaign_quality_refresh(
-                campaign_id=topic.campaign_id, likert_current=topic.state == Topic.State.LIKERT
+            excluded[topic.campaign_id] = campaign_quality_refresh(  # the report's statistics: the next pass's
+                campaign_id=topic.campaign_id, likert_current=topic.state == Topic.State.LIKERT, statistics=False
             )
             report.quality_runs.append(topic.campaign_id)
         _event_step(report, topic.pk, excluded[topic.campaign_id], publish)

@@ -138,7 +138,7 @@ def _likert_kept(campaign: Campaign, overall: dict) -> LikertKept | None:
     counted = overall.get("likert_counted")
     if counted is None:
         counted = likert_sums(campaign_id=campaign.pk)[0]
-    if counted == labels:
+    if counted <= labels:  # an event's run may store a part newer than the statistics' count
         return None
     return LikertKept(labels=labels, computed_at=computed_at, counted=counted)
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotation.batching import likert_tasks_build
 from annotation.models import Batch, Campaign, Topic
 from crowd.channels.registry import batch_sync_report
-from crowd.models import HIT, Assignment, Worker
+from crowd.models import HIT, Assignment, QualityStatistics, Worker, WorkerQuality
 from crowd.work import events
 from crowd.work.publishing import batch_publish
 from ranking import tasks, workflow
@@ -241,6 +241,25 @@ def test_the_event_paths_confirmation_approves_nothing_and_leaves_approvals_to_t
     }
     workflow.loop_run_exclusive()  # the pass approves them
     assert set(answers.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+
+
+def test_an_events_qc_stores_the_workers_and_leaves_the_reports_statistics_to_the_pass(turk, settings):
+    """The step waits for the event's QC: the exclusions it needs are stored, the report's
+    crowd-level statistics (the bootstrap curve, two thirds of an event's QC at 3 x 1,750) wait
+    for the next pass."""
+    settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
+    topic, hits = _likert_round(hits=2)
+    for index, hit in enumerate(hits):
+        turk.worker(f"ASTATS{index:08d}").complete(hit.hit_id)
+    assert workflow.step_request_record(batch_id=hits[0].task.batch_id) is True
+
+    report = workflow.step_requests_run()
+
+    assert [step["action"] for step in report.steps] == ["likert_done"] and report.quality_runs == [topic.campaign_id]
+    assert WorkerQuality.objects.filter(campaign=topic.campaign).count() == 2
+    assert not QualityStatistics.objects.filter(campaign=topic.campaign).exists()
+    workflow.loop_run_exclusive()
+    assert QualityStatistics.objects.filter(campaign=topic.campaign, topic__isnull=True).exists()
 
 
 def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):
