@@ -53,6 +53,7 @@ from benchmarks.scale import propositions_file  # noqa: E402
 from tests.services import free_port, fresh_database, redis, redis_database  # noqa: E402
 
 DATABASE = "salience_e2e_bench"
+WORKER_PROCESSES = 2  # docker-compose's worker (--concurrency=2)
 SLUG = "e2e"
 # gunicorn's access log: the marketplace operation (MTurk's X-Amz-Target header), the request
 # line, the status and the time taken in microseconds.
@@ -172,6 +173,7 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
     server = services.enter_context(_gunicorn(env, workdir, port))
     worker = _celery_worker(env, workdir)
     services.callback(_stop, worker)
+    _meters_installed(workdir / "cpu", processes=WORKER_PROCESSES)
     worker_cpu, xacts = tree_cpu_seconds(worker.pid), _transactions()
 
     started = time.monotonic()
@@ -242,7 +244,7 @@ def _celery_worker(env: dict, workdir: Path) -> subprocess.Popen:
         "benchmarks.e2e_meter",
         "worker",
         "-B",
-        "--concurrency=2",
+        f"--concurrency={WORKER_PROCESSES}",
         "--loglevel=INFO",
         "--schedule",
         str(workdir / "beat-schedule"),
@@ -258,6 +260,16 @@ def _celery_worker(env: dict, workdir: Path) -> subprocess.Popen:
             sys.exit(f"the Celery worker did not start:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.2)
     return process
+
+
+def _meters_installed(directory: Path, *, processes: int) -> None:
+    """Wait until each pool process has installed its meters (benchmarks/e2e_meter.py), which
+    walks every module: seconds of CPU that are the benchmark's, not the loop's."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while len(list(directory.glob("*.installed"))) < processes:
+        if time.monotonic() > deadline:
+            sys.exit("the Celery worker's processes did not install their meters")
+        time.sleep(0.2)
 
 
 def _stop(process: subprocess.Popen) -> None:
