@@ -30,7 +30,6 @@ from typing import Any, Literal, TypeVar
 
 import krippendorff
 import numpy as np
-from sklearn.metrics import cohen_kappa_score, homogeneity_completeness_v_measure, mutual_info_score
 
 __all__ = [
     "BASELINE_RUNS",
@@ -84,6 +83,8 @@ def decisions_agreement(
         codes = {value: index for index, value in enumerate(values)}
         coded_a = [codes[x] for x in a]
         coded_b = [codes[y] for y in b]
+        from sklearn.metrics import cohen_kappa_score  # see _mutual_information
+
         kappa_value = float(cohen_kappa_score(coded_a, coded_b))
         kappa = None if math.isnan(kappa_value) else kappa_value
         alpha = float(
@@ -120,13 +121,22 @@ def _entropy(labels: Sequence[Hashable]) -> float:
     return -sum((count / n) * math.log(count / n) for count in Counter(labels).values())
 
 
+def _mutual_information(first: Sequence[Hashable], second: Sequence[Hashable]) -> float:
+    # scikit-learn is imported where it is called: with the SciPy it loads it costs every Django
+    # process (gunicorn, manage.py, Celery) about a second of CPU at start-up, and config.urls
+    # reaches this module through the maps pages.
+    from sklearn.metrics import mutual_info_score
+
+    return float(mutual_info_score(first, second))
+
+
 def nvi_compute(first: Sequence[Hashable], second: Sequence[Hashable]) -> float | None:
     """NVI = VI / log N with VI = H(C) + H(L) − 2 I(C; L) (Meilă 2007), natural logarithms;
     None for fewer than two items."""
     n = len(first)
     if n < 2:
         return None
-    information = float(mutual_info_score(first, second))
+    information = _mutual_information(first, second)
     vi = _entropy(first) + _entropy(second) - 2 * information
     return max(vi, 0.0) / math.log(n)
 
@@ -158,8 +168,10 @@ def clustering_scores(first: Sequence[Hashable], second: Sequence[Hashable]) -> 
         raise ValueError(f"clusterings differ in length: {len(first)} and {len(second)}")
     if not first:
         raise ValueError("no items to compare")
+    from sklearn.metrics import homogeneity_completeness_v_measure  # see _mutual_information
+
     h, c, _ = homogeneity_completeness_v_measure(first, second)
-    return _scores_from(first, second, float(h), float(c), float(mutual_info_score(first, second)))
+    return _scores_from(first, second, float(h), float(c), _mutual_information(first, second))
 
 
 def clustering_scores_counted(first: Sequence[Hashable], second: Sequence[Hashable]) -> ClusteringScores:

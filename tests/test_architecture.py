@@ -6,6 +6,9 @@ they stand, and fails on any cycle, naming its modules.
 """
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,3 +110,13 @@ def test_the_graph_counts_imports_inside_functions(tmp_path, monkeypatch):
 
 def test_no_import_cycle_among_the_project_modules():
     assert cycles(import_graph(project_modules())) == []
+
+
+def test_the_url_configuration_loads_no_scikit_learn():
+    """Every process the deployment starts (gunicorn, manage.py, Celery) loads config.urls or
+    the modules it reaches: scikit-learn, with the SciPy it loads, would cost each about a
+    second of CPU at start-up, so the suitability training and maps agreement import it where
+    they call it."""
+    code = "import sys, django; django.setup(); import config.urls, config.celery; sys.exit('sklearn' in sys.modules)"
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings", SALIENCE_ENV="development")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env).returncode == 0

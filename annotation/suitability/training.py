@@ -11,7 +11,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign, Proposition
-from annotation.suitability import classifier
 from annotation.suitability.decisions import final_label
 from annotation.suitability.features import FEATURE_NAMES, features, known_weak
 from annotation.suitability.models import ClassifierRun, SuitabilityDecision, SuitabilityStudy
@@ -39,6 +38,10 @@ def classifier_train(
         raise ApplicationError(
             f"Campaign {campaign.slug!r} has no suitability study: draw a sample first.", code="no_study"
         )
+    # Imported here: scikit-learn (and the SciPy it loads) costs every Django process about a
+    # second of CPU at start-up, and only training needs it (config.urls reaches this module).
+    from annotation.suitability import classifier
+
     majority = {pid: label for pid, label in study_agreement(study).majority.items() if label is not None}
     labelled = list(Proposition.objects.filter(pk__in=list(majority)).order_by("pk"))
     try:
