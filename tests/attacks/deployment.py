@@ -18,10 +18,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -40,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NGINX_CONF = ROOT / "deploy" / "nginx.conf"
 # The token the local Prolific endpoint accepts (the test process's settings, tests/crowd/channels/prolific).
 PROLIFIC_TOKEN = "test-prolific-token"
+T = TypeVar("T")
 
 # gunicorn's options, as docker-compose.yml's `web`, the Dockerfile and deploy/onehost's unit
 # give them (tests/attacks/test_deployment_shape.py holds them equal).
@@ -400,6 +402,28 @@ def window_fresh(needed_seconds: float = 25, *, window: int = security.WINDOW_SE
     left = window - time.time() % window
     if left < needed_seconds:
         time.sleep(left + 0.5)
+
+
+def in_one_window(
+    flood: Callable[[], T], *, site: Production, window: int = security.WINDOW_SECONDS, then: float = 0
+) -> T:
+    """`flood()`'s answer, with every request it made counted in one of the limits' fixed windows,
+    and `then` seconds of that window left for what the test sends next. It starts at once,
+    wherever this window stands: when the window ended while it ran, or left less than `then`
+    (the server stamps each request between the flood's start and end, on this machine's clock),
+    the deployment's counters are emptied and it runs again, from a new window's start if what is
+    left of this one is too short. So a test waits only when a window ends under it, not on every
+    run for a window it may not need. `flood` must leave nothing behind that a second run would
+    trip over."""
+    for _ in range(3):
+        started = time.time()
+        answer = flood()
+        ended = time.time()
+        if int(started // window) == int((ended + then) // window):
+            return answer
+        redis.Redis.from_url(site.env["CACHE_URL"]).flushdb()
+        window_fresh(2 * (ended - started) + then, window=window)
+    raise AssertionError(f"three floods in a row outlasted a window of {window} s")
 
 
 def port_of(url: str) -> int:

@@ -43,9 +43,9 @@ from tests.attacks.deployment import (
     LOGIN_FAILURES,
     LOGIN_WINDOW_SECONDS,
     PROLIFIC_TOKEN,
+    in_one_window,
     production,
     trusting,
-    window_fresh,
 )
 from tests.conftest import require_service
 from tests.crowd.conftest import TurkWorker
@@ -277,12 +277,14 @@ def test_f5_31_junk_posts_in_a_victims_name_and_the_victims_answer_is_stored(dep
         accepted = victim.accept(hit.hit_id)
         attacker = site.session()
         query = {"assignmentId": accepted["assignmentId"], "hitId": hit.hit_id, "workerId": "AVICTIM0000001"}
-        window_fresh()
 
-        junk = [
-            attacker.post(f"{site.url}/hit/{hit.task.uuid}/submit/", data={**query, "token": ""}, timeout=30)
-            for _ in range(31)
-        ]
+        def flood() -> list[requests.Response]:
+            return [
+                attacker.post(f"{site.url}/hit/{hit.task.uuid}/submit/", data={**query, "token": ""}, timeout=30)
+                for _ in range(31)
+            ]
+
+        junk = in_one_window(flood, site=site, then=10)  # the victim answers in the same window
         sent = victim.external_submit(victim.store(accepted["url"], score=4))
 
         assert 429 not in [response.status_code for response in junk]
@@ -296,17 +298,19 @@ def test_f6_a_rotated_forwarded_header_through_the_proxy_is_refused_after_the_li
         batch = likert_batch(propositions=5)
         task = batch.tasks.get()
         http = site.session()
-        window_fresh()
 
-        statuses = [
-            http.post(
-                f"{site.url}/hit/{task.uuid}/submit/",
-                data={"assignmentId": "A1", "workerId": "W1", "hitId": "H1"},
-                headers={"X-Forwarded-For": f"198.51.100.{number}", "Accept": "application/json"},
-                timeout=30,
-            ).status_code
-            for number in range(26)
-        ]
+        def flood() -> list[int]:
+            return [
+                http.post(
+                    f"{site.url}/hit/{task.uuid}/submit/",
+                    data={"assignmentId": "A1", "workerId": "W1", "hitId": "H1"},
+                    headers={"X-Forwarded-For": f"198.51.100.{number}", "Accept": "application/json"},
+                    timeout=30,
+                ).status_code
+                for number in range(26)
+            ]
+
+        statuses = in_one_window(flood, site=site)
 
         assert 429 not in statuses[:20] and statuses[20:] == [429] * 6
 
@@ -314,24 +318,27 @@ def test_f6_a_rotated_forwarded_header_through_the_proxy_is_refused_after_the_li
 def test_f13_wrong_passwords_on_the_token_endpoint_and_the_login_are_throttled(deploy):
     with deploy() as site:
         _owner("ada")
-        http = site.session()
-        window_fresh(15, window=LOGIN_WINDOW_SECONDS)
 
-        token = [
-            http.post(f"{site.url}/api/auth/token/", data={"username": "ada", "password": "guess"}, timeout=30)
-            for _ in range(12)
-        ]
-        http.get(f"{site.url}/accounts/login/", timeout=30)
-        login = http.post(
-            f"{site.url}/accounts/login/",
-            data={
-                "username": "ada",
-                "password": "a long passphrase 7",
-                "csrfmiddlewaretoken": http.cookies["csrftoken"],
-            },
-            timeout=30,
-            allow_redirects=False,
-        )
+        def flood() -> tuple[list[requests.Response], requests.Response]:
+            http = site.session()
+            token = [
+                http.post(f"{site.url}/api/auth/token/", data={"username": "ada", "password": "guess"}, timeout=30)
+                for _ in range(12)
+            ]
+            http.get(f"{site.url}/accounts/login/", timeout=30)
+            login = http.post(
+                f"{site.url}/accounts/login/",
+                data={
+                    "username": "ada",
+                    "password": "a long passphrase 7",
+                    "csrfmiddlewaretoken": http.cookies["csrftoken"],
+                },
+                timeout=30,
+                allow_redirects=False,
+            )
+            return token, login
+
+        token, login = in_one_window(flood, site=site, window=LOGIN_WINDOW_SECONDS)
 
         assert [response.status_code for response in token] == [400] * LOGIN_FAILURES + [429] * 9
         assert login.status_code == 429  # the right password too, until the window ends
@@ -345,10 +352,8 @@ def test_n2_wrong_passwords_on_the_admin_login_are_throttled_until_the_window_pa
     with deploy() as site:
         root = _owner("root", staff=True)
         get_user_model().objects.filter(pk=root.pk).update(is_superuser=True)
-        http = site.session()
-        http.get(f"{site.url}/admin/login/", timeout=30)
 
-        def admin_login(password: str) -> requests.Response:
+        def admin_login(http: requests.Session, password: str) -> requests.Response:
             return http.post(
                 f"{site.url}/admin/login/?next=/admin/",
                 data={"username": "root", "password": password, "csrfmiddlewaretoken": http.cookies["csrftoken"]},
@@ -356,15 +361,19 @@ def test_n2_wrong_passwords_on_the_admin_login_are_throttled_until_the_window_pa
                 allow_redirects=False,
             )
 
-        window_fresh(15, window=LOGIN_WINDOW_SECONDS)
-        wrong = [admin_login(f"guess-{number}") for number in range(6)]
-        right = admin_login("a long passphrase 7")
+        def flood() -> tuple[requests.Session, list[requests.Response], requests.Response]:
+            http = site.session()
+            http.get(f"{site.url}/admin/login/", timeout=30)
+            wrong = [admin_login(http, f"guess-{number}") for number in range(6)]
+            return http, wrong, admin_login(http, "a long passphrase 7")
+
+        http, wrong, right = in_one_window(flood, site=site, window=LOGIN_WINDOW_SECONDS)
 
         assert [answer.status_code for answer in wrong] == [200] * LOGIN_FAILURES + [429] * 3
         assert right.status_code == 429 and "Too many failed logins from this address" in right.text
         assert "sessionid" not in http.cookies
         time.sleep(int(right.headers["Retry-After"]) + 1)  # the window the server names passes
-        later = admin_login("a long passphrase 7")
+        later = admin_login(http, "a long passphrase 7")
         assert later.status_code == 302 and later.headers["Location"] == "/admin/"
         assert http.get(f"{site.url}/admin/", timeout=30, allow_redirects=False).status_code == 200
 
@@ -457,7 +466,6 @@ def test_n4_a_flood_of_invented_arrivals_makes_a_bounded_number_of_calls_to_prol
         batch = prolific_batch(environment="production", production_enabled=True)
         batch_publish(batch_id=batch.pk, live=True)
         study = Study.objects.of_batch(batch).get()
-        prolific_calls.clear()  # publishing's own
 
         def flood(address: str, count: int, start: int) -> list[requests.Response]:
             http = site.session(address)
@@ -475,9 +483,11 @@ def test_n4_a_flood_of_invented_arrivals_makes_a_bounded_number_of_calls_to_prol
                 for number in range(start, start + count)
             ]
 
-        window_fresh(40)
-        one = flood("127.0.0.1", 100, 0)
-        two, three = flood("127.0.0.2", 30, 100), flood("127.0.0.3", 30, 130)
+        def arrivals() -> tuple[list[requests.Response], ...]:
+            prolific_calls.clear()  # publishing's own, or an earlier run's
+            return flood("127.0.0.1", 100, 0), flood("127.0.0.2", 30, 100), flood("127.0.0.3", 30, 130)
+
+        one, two, three = in_one_window(arrivals, site=site)
 
         assert [answer.status_code for answer in one] == [403] * 30 + [429] * 70
         assert [answer.status_code for answer in two] == [403] * 30
