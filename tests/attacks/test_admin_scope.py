@@ -9,6 +9,8 @@ registered admin: the change list, the change, delete and history pages, each ac
 foreign-key choices, the campaign import page and the block form's campaign choice.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 
 import pytest
@@ -17,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.messages import ERROR, SUCCESS, get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import models
+from django.db import models, transaction
 from django.forms import ModelChoiceField
 from django.test import Client
 from django.urls import reverse
@@ -128,7 +130,15 @@ class World:
         self.root = get_user_model().objects.create_superuser("root", password="pw-for-tests-only")
         self.rows_a = campaign_rows(self.a, "Ada's secret campaign", self.shared_worker)
         self.rows_b = campaign_rows(self.b, "Bob's campaign", self.shared_worker)
+
+    def fresh(self) -> "World":
+        """The world as the database holds it at the start of a test (what an earlier test changed
+        was rolled back, and its objects are read again), with clients signed in anew (no session
+        or message of an earlier test carries over)."""
+        for instance in [self.shared_worker, self.a, self.b, self.root, *self.rows_a.values(), *self.rows_b.values()]:
+            instance.refresh_from_db()
         self.as_a, self.as_b, self.as_root = signed_in(self.a), signed_in(self.b), signed_in(self.root)
+        return self
 
     def snapshot_a(self) -> dict:
         """Every column of A's rows and the count of everything, to show nothing was written."""
@@ -139,9 +149,25 @@ class World:
         }
 
 
+@contextmanager
+def world_for_the_module(django_db_blocker) -> Iterator[World]:
+    """A world built once for a module, in a transaction rolled back at its end: pytest-django runs
+    each test in a savepoint inside it, rolled back after the test (as tests/attacks/test_collaborators.py
+    does), so building it for each test was most of the module's time."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield World()
+        transaction.set_rollback(True)
+
+
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    with world_for_the_module(django_db_blocker) as world:
+        yield world
+
+
 @pytest.fixture
-def world() -> World:
-    return World()
+def world(_world) -> World:
+    return _world.fresh()
 
 
 def url(model: type[models.Model], view: str, *args) -> str:

@@ -21,25 +21,32 @@ from tests.attacks.test_admin_scope import (
     block_refused,
     listed,
     url,
+    world_for_the_module,
 )
 
 pytestmark = [pytest.mark.attacks, pytest.mark.django_db]
 
 
-def _shared(role: str) -> World:
-    world = World()
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    with world_for_the_module(django_db_blocker) as world:
+        yield world
+
+
+def _shared(world: World, role: str) -> World:
+    world = world.fresh()
     CampaignMember.objects.create(campaign=world.rows_a[Campaign], user=world.b, role=role, added_by=world.a)
     return world
 
 
 @pytest.fixture
-def viewing() -> World:
-    return _shared("view")
+def viewing(_world) -> World:
+    return _shared(_world, "view")
 
 
 @pytest.fixture
-def editing() -> World:
-    return _shared("edit")
+def editing(_world) -> World:
+    return _shared(_world, "edit")
 
 
 @pytest.mark.parametrize("model", ADMINS, ids=_ids)
@@ -170,8 +177,8 @@ def test_the_admin_refuses_what_the_settings_page_refuses(viewing, username, mes
 
 
 @pytest.mark.parametrize("role", ["view", "edit"])
-def test_a_collaborator_adds_changes_or_removes_nobody_in_the_admin(role):
-    world = _shared(role)
+def test_a_collaborator_adds_changes_or_removes_nobody_in_the_admin(_world, role):
+    world = _shared(_world, role)
     campaign = world.rows_a[Campaign]
     get_user_model().objects.create_user("mallory")
     member = world.rows_a[CampaignMember]
