@@ -64,6 +64,10 @@ def pytest_configure(config):
         )
 
 
+# What Django's post_migrate makes after every flush, the same each time: kept, so the flush finds them.
+FLUSH_KEEPS = frozenset({"django_content_type", "auth_permission"})
+
+
 def _flush_by_delete() -> None:
     """After each transactional test (`transaction=True`, the live server's, the workers') pytest-django
     empties the database with Django's flush: on PostgreSQL one TRUNCATE of every table, which
@@ -71,8 +75,10 @@ def _flush_by_delete() -> None:
     machine, a second and more under the suite's own load, for tables that hold a few rows.
     DELETE FROM each table empties them as well, in milliseconds: Django runs the flush in one
     transaction and creates PostgreSQL's foreign keys deferred, so the order does not matter.
-    This process's flush only (test runs): `manage.py flush` and every process a test starts keep
-    TRUNCATE, and a flush that resets sequences keeps it too."""
+    The content types and permissions are kept: the flush's post_migrate signal would write the
+    same rows again (and still adds any a test removed). This process's flush only (test runs):
+    `manage.py flush` and every process a test starts keep TRUNCATE, and a flush that resets
+    sequences keeps it too."""
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncate = DatabaseOperations.sql_flush
@@ -80,7 +86,11 @@ def _flush_by_delete() -> None:
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
         if reset_sequences:
             return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
-        return [f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
+        return [
+            f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};"
+            for table in tables
+            if table not in FLUSH_KEEPS
+        ]
 
     DatabaseOperations.sql_flush = sql_flush
 
