@@ -345,6 +345,9 @@ def _request_take(
             )
             report.quality_runs.append(topic.campaign_id)
         _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
+        if report.steps and report.steps[-1]["topic"] == topic.pk and report.steps[-1]["state"] == Topic.State.DONE:
+            # No pass runs QC for a campaign without waiting topics: the statistics now, once.
+            campaign_quality_refresh(campaign_id=topic.campaign_id)
     elif batch is not None and request.attempts < len(CONFIRM_RETRY_SECONDS) and _pending(batch.pk):
         request.due_at = now + timedelta(seconds=CONFIRM_RETRY_SECONDS[request.attempts])
         request.attempts += 1

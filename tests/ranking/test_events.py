@@ -246,7 +246,7 @@ def test_the_event_paths_confirmation_approves_nothing_and_leaves_approvals_to_t
 def test_an_events_qc_stores_the_workers_and_leaves_the_reports_statistics_to_the_pass(turk, settings):
     """The step waits for the event's QC: the exclusions it needs are stored, the report's
     crowd-level statistics (the bootstrap curve, two thirds of an event's QC at 3 x 1,750) wait
-    for the next pass."""
+    for the next pass, or are stored once the step finished the topic."""
     settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
     topic, hits = _likert_round(hits=2)
     for index, hit in enumerate(hits):
@@ -259,6 +259,18 @@ def test_an_events_qc_stores_the_workers_and_leaves_the_reports_statistics_to_th
     assert WorkerQuality.objects.filter(campaign=topic.campaign).count() == 2
     assert not QualityStatistics.objects.filter(campaign=topic.campaign).exists()
     workflow.loop_run_exclusive()
+    assert QualityStatistics.objects.filter(campaign=topic.campaign, topic__isnull=True).exists()
+
+    # The event that finishes the topic stores them itself: no pass runs QC for a campaign
+    # whose topics are all done.
+    (batch,) = _comparison_batches(topic)
+    Campaign.objects.filter(pk=topic.campaign_id).update(pair_budget_fraction=0.01)  # this batch spends it
+    QualityStatistics.objects.filter(campaign=topic.campaign).delete()
+    for index, hit in enumerate(HIT.objects.filter(task__batch=batch)):
+        turk.worker(f"AORDER{index:08d}").complete(hit.hit_id)
+    assert workflow.step_request_record(batch_id=batch.pk) is True
+    report = workflow.step_requests_run()
+    assert [step["state"] for step in report.steps] == [Topic.State.DONE]
     assert QualityStatistics.objects.filter(campaign=topic.campaign, topic__isnull=True).exists()
 
 
