@@ -12,8 +12,10 @@ open. The researcher's steps run here: import, then publishing each topic's Like
 loop does the rest. Then the all-topics zip is downloaded and gunicorn restarted, to time the
 first campaign page after a start (with the shared cache warm, and with it emptied).
 
-Printed: each stage's wall time (import, Likert publish, crowd, loop waits, zip); the loop's
-CPU per assignment (the Celery worker's process tree, /proc) beside the app's own HIT page and
+Printed: each stage's wall time (import, Likert publish, crowd, loop waits, the loop's
+approvals after the last step, zip); the loop's CPU per assignment (the Celery worker's process
+tree, /proc, once its processes have installed the meters, until every confirmed answer is
+approved or rejected) beside the app's own HIT page and
 submission per assignment (gunicorn's time for every HIT page GET and answer POST of the run,
 from its access log); marketplace calls per HIT by operation (the access log) and database
 transactions per HIT (pg_stat_database: each statement outside a transaction block counts
@@ -182,8 +184,13 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
     stages["likert_publish"] = time.monotonic() - started
     _log(f"published the Likert rounds in {stages['likert_publish']:.1f} s")
 
-    crowd, waits, finished = _campaign_run(args=args, env=env, truth=truth, deadline=time.monotonic() + args.timeout)
+    deadline = time.monotonic() + args.timeout
+    crowd, waits, finished = _campaign_run(args=args, env=env, truth=truth, deadline=deadline)
     stages["crowd"], stages["loop_waits"] = crowd, waits
+    started = time.monotonic()
+    settled = finished and _approvals_settled(deadline)
+    stages["approvals_after"] = time.monotonic() - started
+    _log(f"the loop's approvals after the last step: {stages['approvals_after']:.1f} s, settled: {settled}")
     worker_cpu, xacts = tree_cpu_seconds(worker.pid) - worker_cpu, _transactions() - xacts
     memory = {**_peak_memory(server.pid, "gunicorn"), **_peak_memory(worker.pid, "celery")}
     memory["benchmark (researcher, simulate_crowd runs)"] = round(
@@ -313,6 +320,23 @@ def _campaign_run(*, args: argparse.Namespace, env: dict, truth: Path, deadline:
             time.sleep(0.25)
         waits += time.monotonic() - started
     return crowd, waits, _all_done()
+
+
+def _approvals_settled(deadline: float) -> bool:
+    """Wait until the loop has approved (or rejected) every answer its channel confirmed: the
+    loop's CPU per assignment counts the approvals, which the passes after the last step make
+    (a small campaign can finish on the event path before beat's first pass)."""
+    from crowd.models import Assignment
+
+    counted = (Assignment.Verification.VERIFIED, Assignment.Verification.RECOVERED)
+    due = Assignment.objects.filter(
+        task__batch__topic__campaign__slug=SLUG, status=Assignment.Status.SUBMITTED, verification__in=counted
+    )
+    while due.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(1)
+    return True
 
 
 def _all_done() -> bool:
@@ -594,7 +618,8 @@ def _report(figures: dict) -> None:
         f"  {figures['hits']:,} HITs, {figures['assignments']:,} assignments, {figures['likert_labels']:,} Likert "
         f"labels, {figures['votes']:,} votes, {figures['batches']} batches\n"
         f"  stages (s): import {stages['import']}, Likert publish {stages['likert_publish']}, crowd "
-        f"{stages['crowd']}, loop waits {stages['loop_waits']}, zip {stages['zip']} ({figures['zip_bytes']:,} bytes)\n"
+        f"{stages['crowd']}, loop waits {stages['loop_waits']}, approvals after the last step "
+        f"{stages['approvals_after']}, zip {stages['zip']} ({figures['zip_bytes']:,} bytes)\n"
         f"  loop CPU per assignment {figures['loop_cpu_ms_per_assignment']} ms beside the app's HIT page + submission "
         f"{app['together_p50']} ms (gunicorn p50s: page {app['page_p50']}, submit {app['submit_p50']}; "
         f"{app['pages']:,} pages, {app['submissions']:,} answers): {figures['loop_cpu_over_app']}×\n"
