@@ -1,6 +1,9 @@
 """Ending a batch early: its remaining HITs stop being offered.
 
-`UpdateExpirationForHIT` to now, per HIT that is still open; workers who accepted before
+`UpdateExpirationForHIT` to now, per HIT that is still open and has a slot its channel has not
+confirmed an answer for (a HIT whose every slot holds a confirmed answer offers nothing: a topic
+that finished before the pass approved its last batch called once per HIT of it for nothing);
+workers who accepted before
 can submit until their assignment's deadline, and sync keeps collecting those answers. The
 budget of slots nobody took is released when sync finds the HIT collected (crowd.work.sync);
 the commitment of work that never went on offer is released here (crowd.work.ledger).
@@ -9,13 +12,14 @@ the commitment of work that never went on offer is released here (crowd.work.led
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, F
 from django.utils import timezone
 
 from annotation.batching import batch_status_move
 from annotation.models import Batch
 from crowd.marketplaces.base import InvalidState
 from crowd.marketplaces.registry import get_marketplace
-from crowd.models import HIT
+from crowd.models import HIT, confirmed
 from crowd.work import ledger
 
 
@@ -30,7 +34,12 @@ def batch_expire(*, batch_id: int) -> ExpiryResult:
     batch = Batch.objects.select_related("topic__campaign").get(pk=batch_id)
     campaign = batch.topic.campaign
     now = timezone.now()
-    open_hits = HIT.objects.on_offer(now).filter(task__batch=batch)
+    open_hits = (
+        HIT.objects.on_offer(now)
+        .filter(task__batch=batch)
+        .annotate(answered=Count("task__assignments", filter=confirmed("task__assignments__")))
+        .filter(answered__lt=F("max_assignments"))
+    )
     expired = 0
     for hit in open_hits.order_by("pk"):
         try:

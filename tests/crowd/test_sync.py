@@ -326,6 +326,24 @@ def test_expired_hits_release_the_budget_of_slots_nobody_took(local_turk):
     assert money.committed == money.spent == D("0.07")
 
 
+@pytest.mark.mturk
+def test_expiring_a_batch_leaves_a_hit_whose_every_slot_holds_a_confirmed_answer(local_turk):
+    """A topic that finishes before the pass approved its last batch expires that batch: a HIT
+    with every answer in offers nothing, so it costs no UpdateExpirationForHIT."""
+    full, open_hit = _published(slots=1), _published(slots=2)
+    local_turk.worker("AWORKERFULL001").complete(full.hit_id)
+    local_turk.worker("AWORKERHALF001").complete(open_hit.hit_id)
+    assignments_sync()
+    assert Assignment.objects.filter(verification=Verification.VERIFIED).count() == 2
+    offered_until = HIT.objects.get(pk=full.pk).expires_at
+
+    results = [batch_expire(batch_id=hit.task.batch_id) for hit in (full, open_hit)]
+
+    assert [result.expired for result in results] == [0, 1]
+    assert HIT.objects.get(pk=full.pk).expires_at == offered_until
+    assert HIT.objects.get(pk=open_hit.pk).expires_at <= timezone.now()
+
+
 @pytest.mark.django_db
 def test_expiring_a_batch_releases_what_was_committed_for_unpublished_tasks():
     batch = likert_batch(propositions=10)
