@@ -75,7 +75,8 @@ def recorded(local_turk, monkeypatch):
 
 
 def _everything_the_app_does(local_turk):
-    batch = likert_batch(propositions=5, assignments_per_hit=2)
+    # Three slots, two answered: expiring the batch then stops the HIT's free one.
+    batch = likert_batch(propositions=5, assignments_per_hit=3)
     campaign = batch.topic.campaign
     batch_publish(batch_id=batch.pk)
     hit = HIT.objects.get(task__batch=batch)
