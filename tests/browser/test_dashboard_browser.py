@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from playwright.sync_api import expect
 
 from annotation.models import Proposition, Topic
 from config.celery import app as celery_app
@@ -223,15 +224,16 @@ def test_a_researcher_runs_a_campaign_from_the_dashboard(
     # The ranking: both plots drawn, a table sortable by keyboard, and its downloads.
     page.locator(f"#topic-{TOPIC}").get_by_role("link", name="Ranking").click()
     page.get_by_role("heading", name=f"Ranking: {TOPIC}").wait_for()
+    page.wait_for_load_state()  # the sortable table's deferred script has run: Enter below sorts
     assert page.locator("#convergence svg circle").count() >= 1  # each refit after the first, against the previous
     assert page.locator("#top-intervals svg:visible .chart-interval").count() == PROPOSITIONS
     assert page.locator("table.ranking tbody tr").count() == PROPOSITIONS
     likert = page.locator("table.ranking th", has_text="Likert mean")
     likert.get_by_role("button").focus()
     page.keyboard.press("Enter")
-    assert likert.get_attribute("aria-sort") == "ascending"
+    expect(likert).to_have_attribute("aria-sort", "ascending")
     page.keyboard.press("Enter")
-    assert likert.get_attribute("aria-sort") == "descending"
+    expect(likert).to_have_attribute("aria-sort", "descending")
     means = page.locator("table.ranking tbody td:nth-child(3)").evaluate_all(
         "cells => cells.map(c => Number(c.dataset.value))"
     )
