@@ -344,8 +344,8 @@ def _request_take(
                 campaign_id=topic.campaign_id, likert_current=topic.state == Topic.State.LIKERT, statistics=False
             )
             report.quality_runs.append(topic.campaign_id)
-        _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
-        if report.steps and report.steps[-1]["topic"] == topic.pk and report.steps[-1]["state"] == Topic.State.DONE:
+        step = _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
+        if step is not None and step.state == Topic.State.DONE:
             # No pass runs QC for a campaign without waiting topics: the statistics now, once.
             campaign_quality_refresh(campaign_id=topic.campaign_id)
     elif batch is not None and request.attempts < len(CONFIRM_RETRY_SECONDS) and _pending(batch.pk):
@@ -366,14 +366,16 @@ def _pending(batch_id: int) -> bool:
     return Assignment.objects.pending().filter(task__batch_id=batch_id).exists()
 
 
-def _event_step(report: EventReport, topic_id: int, excluded: set[int], publish: Publish | None) -> None:
+def _event_step(report: EventReport, topic_id: int, excluded: set[int], publish: Publish | None) -> Step | None:
+    """The topic's step, recorded in the report; None when it failed (the report says why)."""
     try:
         step = topic_step(topic_id=topic_id, excluded=excluded, publish=publish)
     except ApplicationError as error:  # a held budget included: the batch says why; beat tries again
         logger.error("topic %s: %s", topic_id, error.message)
         report.errors.append(f"topic {topic_id}: {error.message}")
-        return
+        return None
     report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
+    return step
 
 
 def campaigns_finish() -> list[int]:
