@@ -91,31 +91,35 @@ def reviews_record(*, reviews: Sequence[Review]) -> int:
     with transaction.atomic():
         hit_ids = Assignment.objects.filter(pk__in=list(wanted)).values("hit_id")
         hits = {hit.pk: hit for hit in HIT.objects.select_for_update().filter(pk__in=hit_ids).order_by("pk")}
-        assignments = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("worker", "task__batch__topic")
-            .filter(pk__in=list(wanted))
-            .order_by("pk")
-        )
-        changed = [assignment for assignment in assignments if assignment.status != wanted[assignment.pk].status]
+        # The assignments' own columns under their locks: no join, so no other table's row is
+        # locked, and no model built (a sync records a chunk's every approval here).
+        locked = Assignment.objects.select_for_update().filter(pk__in=list(wanted)).order_by("pk")
+        changed = [pk for pk, status in locked.values_list("pk", "status") if status != wanted[pk].status]
         decisions: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for assignment in changed:
-            review = wanted[assignment.pk]
-            decisions[review.status, review.reason if review.status == Status.REJECTED else ""].append(assignment.pk)
+        for pk in changed:
+            review = wanted[pk]
+            decisions[review.status, review.reason if review.status == Status.REJECTED else ""].append(pk)
         now = timezone.now()
         for (status, reason), pks in decisions.items():
             Assignment.objects.filter(pk__in=pks).update(status=status, reviewed_at=now, reject_reason=reason)
+        # only an assignment with a HIT is decided at a marketplace
+        decided = (
+            Assignment.objects.filter(pk__in=changed, hit__isnull=False)
+            .order_by("pk")
+            .values_list("pk", "hit_id", "assignment_id", "worker__external_id", "task__batch__topic__campaign_id")
+            if changed
+            else []
+        )
         ledger.assignments_reviewed(
             reviews=[
                 ledger.AssignmentReview(
-                    campaign_id=assignment.task.batch.topic.campaign_id,
-                    hit=hits[assignment.hit_id],
-                    assignment_id=assignment.assignment_id,
-                    worker_id=assignment.worker.external_id,
-                    approved=wanted[assignment.pk].status == Status.APPROVED,
+                    campaign_id=campaign_id,
+                    hit=hits[hit_id],
+                    assignment_id=assignment_id,
+                    worker_id=worker_id,
+                    approved=wanted[pk].status == Status.APPROVED,
                 )
-                for assignment in changed
-                if assignment.hit_id is not None  # only an assignment with a HIT is decided at a marketplace
+                for pk, hit_id, assignment_id, worker_id, campaign_id in decided
             ]
         )
     return len(changed)

@@ -376,6 +376,31 @@ def test_an_approval_sent_again_is_harmless(local_turk):
     assert marketplace.balance() == balance  # MTurk paid each assignment once
 
 
+def test_recording_a_chunks_approvals_builds_no_model_and_books_each_once(local_turk, monkeypatch):
+    """A sync records a chunk's every approval at once: from the assignments' columns, under
+    their row locks, one ledger entry each, naming its assignment and worker (no model built:
+    the answers' JSON is not even read)."""
+    published = _approval_due(local_turk, hits=3)
+    campaign = published[0].task.batch.topic.campaign
+    due = list(Assignment.objects.select_related("worker").order_by("pk"))
+    reviews, _ = assignments_approve(
+        due=due, marketplace=get_marketplace(campaign), channel="mturk", report=SyncReport()
+    )
+    built: list[type] = []
+    from_db = Assignment.from_db.__func__
+    monkeypatch.setattr(Assignment, "from_db", classmethod(lambda cls, *args: built.append(cls) or from_db(cls, *args)))
+
+    assert reviews_record(reviews=reviews) == 6
+    assert reviews_record(reviews=reviews) == 0  # recorded already: nothing changes, nothing booked
+
+    assert built == []
+    spent = LedgerEntry.objects.filter(campaign=campaign, kind=LedgerEntry.Kind.SPENT)
+    assert sorted(spent.values_list("reference", flat=True)) == sorted(
+        f"assignment:{answer.assignment_id}:{answer.worker.external_id}" for answer in due
+    )
+    assert set(Assignment.objects.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
+
+
 @pytest.fixture
 def quiet_beat(monkeypatch):
     """The worker's beat sends no pass of its own during the test: this test publishes."""

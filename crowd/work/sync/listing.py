@@ -24,6 +24,7 @@ Status = Assignment.Status
 Verification = Assignment.Verification
 # A listing may lag a fresh submission by a few minutes (reference §7.3).
 LISTING_GRACE = timedelta(minutes=10)
+ANSWER_FIELDS = ("answer", "shown_order", "reject_reason")
 
 
 def listings_apply(*, visits: list[Visit], now: datetime, report: SyncReport) -> None:
@@ -36,6 +37,7 @@ def listings_apply(*, visits: list[Visit], now: datetime, report: SyncReport) ->
     answers = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("worker")
+        .defer(*ANSWER_FIELDS)  # what the worker answered: a sync reads none of it
         .filter(Q(task_id__in=list(by_task)) | Q(assignment_id__in=listed_ids, worker__channel=channel))
         .order_by("pk")
     )
