@@ -219,6 +219,11 @@ def _pass_step(report: LoopReport, topic_id: int, excluded: set[int], publish: P
     report.steps.append({"topic": topic_id, "action": step.action, "state": step.state, **step.details})
 
 
+def _waiting(campaign_id: int) -> bool:
+    """Whether a topic of the campaign waits for its crowd (its passes run QC)."""
+    return Topic.objects.filter(campaign_id=campaign_id, state__in=WAITING).exists()
+
+
 def _scores_likert(topic_ids: list[int]) -> bool:
     """Whether one of the topics is to have its Likert round scored: its means leave out who
     quality control excludes, so the Likert part must be current (crowd.qc.likert_part)."""
@@ -345,8 +350,9 @@ def _request_take(
             )
             report.quality_runs.append(topic.campaign_id)
         step = _event_step(report, topic.pk, excluded[topic.campaign_id], publish)
-        if step is not None and step.state == Topic.State.DONE:
-            # No pass runs QC for a campaign without waiting topics: the statistics now, once.
+        if step is not None and step.state == Topic.State.DONE and not _waiting(topic.campaign_id):
+            # No pass runs QC for a campaign without waiting topics: its last topic's event stores
+            # the statistics, once (while others wait, the next pass with news does, as for any event).
             campaign_quality_refresh(campaign_id=topic.campaign_id)
     elif batch is not None and request.attempts < len(CONFIRM_RETRY_SECONDS) and _pending(batch.pk):
         request.due_at = now + timedelta(seconds=CONFIRM_RETRY_SECONDS[request.attempts])

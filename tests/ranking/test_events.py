@@ -274,6 +274,30 @@ def test_an_events_qc_stores_the_workers_and_leaves_the_reports_statistics_to_th
     assert QualityStatistics.objects.filter(campaign=topic.campaign, topic__isnull=True).exists()
 
 
+def test_a_topic_finished_while_others_wait_leaves_the_statistics_to_the_pass(turk, settings):
+    """Only the campaign's last topic to finish stores the report's statistics from its event:
+    while another topic waits for its crowd, passes run QC, and 30 topics finishing one by one
+    would each compute them for the whole campaign."""
+    settings.STEP_EVENT_DEBOUNCE_SECONDS = 0
+    topic, hits = _likert_round(hits=2)
+    other = TopicFactory(campaign=topic.campaign, key="other", state=Topic.State.LIKERT)
+    for index, hit in enumerate(hits):
+        turk.worker(f"AWAITS{index:08d}").complete(hit.hit_id)
+    assert workflow.step_request_record(batch_id=hits[0].task.batch_id) is True
+    workflow.step_requests_run()
+    (batch,) = _comparison_batches(topic)
+    Campaign.objects.filter(pk=topic.campaign_id).update(pair_budget_fraction=0.01)  # this batch spends it
+    for index, hit in enumerate(HIT.objects.filter(task__batch=batch)):
+        turk.worker(f"AWAITO{index:08d}").complete(hit.hit_id)
+    assert workflow.step_request_record(batch_id=batch.pk) is True
+
+    report = workflow.step_requests_run()
+
+    assert [step["state"] for step in report.steps] == [Topic.State.DONE]
+    assert not QualityStatistics.objects.filter(campaign=topic.campaign).exists()
+    assert Topic.objects.get(pk=other.pk).state == Topic.State.LIKERT  # its answers' pass runs QC
+
+
 def test_with_celery_eager_an_event_enqueues_nothing_and_leaves_it_to_the_pass(settings):
     campaign = CampaignFactory(status=Campaign.Status.ACTIVE)
     topic = TopicFactory(campaign=campaign)
