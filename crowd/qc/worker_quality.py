@@ -128,7 +128,7 @@ def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True, stati
             raise NotFound(f"There is no campaign {campaign_id}.")
         traps = campaign_traps(campaign_id=campaign_id)
         inputs = likert_inputs(campaign, traps)  # before the labels: a label after it shows next time
-        part = None if full else likert_part_current(campaign_id, inputs, current=likert_current)
+        part = None if full else likert_part_current(campaign_id, inputs, current=likert_current, scopes=statistics)
         likert = None
         if part is None:
             likert = counted_likert(campaign_id=campaign_id, traps=traps)

@@ -3,6 +3,8 @@ keeps the Likert part stores what a recomputation from every label stores, as vo
 labels arrive, a label stops counting and an admin overrides; and a pass with no new Likert
 label reads none."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -151,6 +153,29 @@ def test_a_pass_without_new_likert_labels_reads_none(campaign):
         campaign_quality_refresh(campaign_id=campaign.pk)
     assert len(label_reads(likert_pass)) == 1
     assert WorkerQuality.objects.get(worker=loans.workers["g1"]).labels == 13
+
+
+def test_an_events_qc_reads_the_stored_likert_part_without_its_scopes(campaign):
+    """The event path's QC (no report statistics) reads of the stored Likert part what the
+    workers' figures need, not the scopes the statistics take (most of it at 30 topics), and
+    stores the same worker rows as a refresh that reads it whole."""
+    loans = campaign.builders["loans"]
+    campaign_quality_refresh(campaign_id=campaign.pk)  # the part stored, scopes and all
+    for worker in ("g1", "g2", "g3", "v1"):
+        for _ in range(3):
+            loans.ordering(worker, BEST_FIRST)
+
+    with CaptureQueriesContext(connection) as event:
+        excluded = campaign_quality_refresh(campaign_id=campaign.pk, statistics=False)
+
+    part_reads = [query["sql"] for query in event.captured_queries if '"likert_part"' in query["sql"]]
+    assert part_reads and all("'scopes'" not in sql and "'workers'" in sql for sql in part_reads), part_reads
+    assert not [sql for sql in part_reads if re.search(r'"likert_part"\s*(,|FROM)', sql)]  # never the whole part
+    workers = stored(campaign)[0]
+    assert campaign_quality_refresh(campaign_id=campaign.pk) == excluded == ids(campaign, "rev", "careless")
+    assert stored(campaign)[0] == workers
+    with pytest.raises(ValueError):  # a part read without its scopes is never stored
+        likert_part._stored(campaign.pk, scopes=False).as_json()
 
 
 def test_qc_over_a_streaming_likert_round_reads_labels_linear_in_them(monkeypatch, client, django_user_model):
