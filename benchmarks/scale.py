@@ -487,7 +487,9 @@ def child(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     campaign, imported = campaign_import(args.child, args.propositions)
     counts = pipeline_run(campaign, args.child, args)
+    event_qc = qc_event_measure(campaign.pk)
     result = {
+        "event_qc": event_qc,
         "topics": args.child,
         "propositions": imported,
         "counts": counts,
@@ -653,6 +655,26 @@ def qc_full_once(campaign_id: int) -> float:
         campaign_quality_recompute(campaign_id=campaign_id)
         transaction.set_rollback(True)
     return time.perf_counter() - started
+
+
+def qc_event_measure(campaign_id: int, repeats: int = 3) -> dict:
+    """The QC an event's step waits for (ranking.workflow._request_take: the workers' figures
+    and exclusions, the report's statistics left to the pass, the Likert part kept), with
+    every vote of the campaign in: `repeats` runs in savepoints rolled back, the median's wall
+    and CPU seconds and its queries."""
+    from django.db import transaction
+
+    from crowd.qc.worker_quality import campaign_quality_refresh
+
+    runs = []
+    for _ in range(repeats):
+        queries, started, cpu = QUERIES.count, time.perf_counter(), time.process_time()
+        with transaction.atomic():
+            campaign_quality_refresh(campaign_id=campaign_id, likert_current=False, statistics=False)
+            transaction.set_rollback(True)
+        runs.append((time.perf_counter() - started, time.process_time() - cpu, QUERIES.count - queries))
+    seconds, cpu_seconds, queries = sorted(runs)[len(runs) // 2]
+    return {"seconds": seconds, "cpu_seconds": cpu_seconds, "queries": queries}
 
 
 def _count(model: str) -> int:
@@ -900,6 +922,18 @@ def report(results: list[dict], args: argparse.Namespace) -> dict:
             f"{n:>3} topics: {likert_qc['seconds']:7.1f} s in {likert_qc['calls']:>3} runs vs one full run "
             f"{full:6.1f} s: {likert_qc['seconds'] / full if full else float('nan'):.2f}x"
         )
+    print(
+        "\nQC an event's step waits for (campaign_quality_refresh without the report's statistics, the Likert "
+        "part kept), every vote of the campaign in; median of 3 runs, beside the mean comparison step"
+    )
+    for r in results:
+        n, qc, step = r["topics"], r["event_qc"], figures[r["topics"]]["comparison"]["per_step_ms"]
+        print(
+            f"{n:>3} topics: {1000 * qc['seconds']:7.1f} ms ({1000 * qc['cpu_seconds']:.1f} ms CPU, "
+            f"{qc['queries']} queries) for {r['votes']:,} votes; a comparison step {_ms(step)}"
+        )
+    exponents["event_qc:seconds"] = slope(sizes, [r["event_qc"]["seconds"] for r in results])
+    print(f"event QC growth in topics (steps; fit): {_exponent(exponents['event_qc:seconds'])}")
     print(
         "\nsync and publishing for real (local MTurk endpoint over HTTP, the loop's own sync and batch_publish), "
         "a sample: the first --real-topics topics of each size; the other topics' HITs are recorded in bulk and "
