@@ -120,6 +120,24 @@ class QualityStatistics(models.Model):
         ]
 
 
+class TopicVotes(models.Model):
+    """One topic's counted comparison votes summed per worker, as quality control last read
+    them (crowd.qc.vote_part), with a watermark of those votes: while it holds, the next run
+    reads none of them. A campaign's rules 3 and 4 add these sums up over its topics."""
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, primary_key=True, related_name="quality_votes")
+    watermark = models.CharField(max_length=64, help_text="Of the topic's counted votes when they were summed.")
+    excluded = models.CharField(
+        max_length=64, help_text="Of the workers out before rule 4 whom the kept sums leave out."
+    )
+    workers = models.JSONField(
+        default=list,
+        help_text="Per worker: [id, votes, ballots, orderings, untouched, agree, countable, "
+        "agree kept, countable kept].",
+    )
+    computed_at = models.DateTimeField()
+
+
 class WorkerDecision(models.Model):
     """An audit trail: every change of a worker's status, automatic or by an admin."""
 

@@ -12,7 +12,7 @@ raises ValueError as in `crowd.agreement`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Hashable, Iterable, Mapping
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -44,9 +44,12 @@ __all__ = [
     "TimeReport",
     "TrapReport",
     "TrapStats",
+    "VoteTable",
     "WorkerCorrelation",
+    "agreement_reasons",
     "bootstrap_stability",
     "comparison_agreement",
+    "comparison_counts",
     "comparison_exclusion_reasons",
     "exclusion_reasons",
     "exclusions",
@@ -59,6 +62,8 @@ __all__ = [
     "run_reliability",
     "time_report",
     "trap_report",
+    "untouched_reasons",
+    "vote_table",
 ]
 
 Label = tuple[Hashable, Hashable, float]
@@ -448,7 +453,31 @@ def comparison_exclusion_reasons(
     """Rules 3 and 4 of `exclusion_reasons` (untouched orderings, comparison agreement) after
     `likert_reasons`, the result of rules 1 and 2 (`likert_exclusion_reasons`): every reason,
     in the order chosen. They read no Likert label, only who rules 1 and 2 excluded."""
-    max_agreement, max_label_share, min_orderings = policy.max_agreement, policy.max_label_share, policy.min_orderings
+    reasons = untouched_reasons(likert_reasons, policy, orderings=orderings, untouched_orderings=untouched_orderings)
+    ballots = vote_table(votes)
+    workers = ballots.workers
+    excluded = np.array([worker in reasons for worker in workers], bool)
+    agree, countable = comparison_counts(ballots, excluded)
+    return agreement_reasons(
+        reasons,
+        workers,
+        agree,
+        countable,
+        np.bincount(ballots.worker, minlength=len(workers)),
+        policy,
+        orderings=orderings,
+    )
+
+
+def untouched_reasons(
+    likert_reasons: Mapping[WorkerT, str],
+    policy: QCPolicy = DEFAULT_POLICY,
+    *,
+    orderings: Mapping[WorkerT, int] | None = None,
+    untouched_orderings: Mapping[WorkerT, int] | None = None,
+) -> dict[WorkerT, str]:
+    """`likert_reasons` and rule 3 of `exclusion_reasons` (untouched orderings): who is out
+    before the comparison agreement is judged, in the order chosen."""
     reasons = dict(likert_reasons)
     untouched_orderings = untouched_orderings or {}
     for worker, untouched in untouched_orderings.items():
@@ -456,15 +485,40 @@ def comparison_exclusion_reasons(
         if (
             worker not in reasons
             and untouched
-            and total >= min_orderings
+            and total >= policy.min_orderings
             and untouched > policy.max_untouched_share * total
         ):
             reasons[worker] = f"submitted {untouched} of {total} orderings in the order shown (untouched)"
+    return reasons
 
-    ballots = vote_table(votes)
-    workers = ballots.workers
+
+def comparison_counts(ballots: VoteTable, excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per worker code of `ballots`: votes agreeing with the other workers' majority on the
+    pair, and votes that count (the others neither tied nor absent), on the votes of the
+    workers not `excluded` (a mask over the codes). Sums over pairs: the counts of a set of
+    votes split by pair (a campaign's by topic) add up to the counts of the whole."""
+    kept = ballots if excluded is None else ballots.subset(~excluded[ballots.worker])
+    return _comparison_counts(kept, len(ballots.workers))
+
+
+def agreement_reasons(
+    reasons: Mapping[WorkerT, str],
+    workers: Sequence[WorkerT],
+    agree: np.ndarray,
+    countable: np.ndarray,
+    load: np.ndarray,
+    policy: QCPolicy = DEFAULT_POLICY,
+    *,
+    orderings: Mapping[WorkerT, int] | None = None,
+) -> dict[WorkerT, str]:
+    """`reasons` (rules 1 to 3: `untouched_reasons`) and rule 4 of `exclusion_reasons`, from
+    per-worker counts in `workers`' order: `agree` and `countable` on the votes of the
+    workers still in (`comparison_counts`), `load` every vote of theirs that rules 3 and 4
+    weigh (untouched orderings left out). Judged worst first within the cap on the share of
+    all those votes held by every excluded worker."""
+    max_agreement, max_label_share, min_orderings = policy.max_agreement, policy.max_label_share, policy.min_orderings
+    reasons = dict(reasons)
     excluded = np.array([worker in reasons for worker in workers], bool)
-    agree, countable = _comparison_counts(ballots.subset(~excluded[ballots.worker]), len(workers))
     if orderings is None:
         evidence = countable >= policy.min_items
     else:
@@ -473,11 +527,11 @@ def comparison_exclusion_reasons(
         agreement = agree / countable
     _add_worst(
         reasons,
-        workers,
+        list(workers),
         agreement,
         judged=~excluded & evidence & (agreement < max_agreement),
-        load=np.bincount(ballots.worker, minlength=len(workers)),
-        cap=max_label_share * len(ballots.worker),
+        load=load,
+        cap=max_label_share * load.sum(),
         describe=lambda code: (
             f"comparison agreement {agreement[code]:.2f} on {countable[code]:.0f} votes"
             f"{_orderings_note(orderings, workers[code])}, below {max_agreement:g}; worst first within "

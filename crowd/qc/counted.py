@@ -6,12 +6,13 @@ channel confirmed and nobody rejected.
 Read in two parts, because once a campaign's Likert round is over its Likert labels stop
 changing while its votes keep coming: `counted_likert` (the labels, the traps, the Likert
 HITs' times) and `counted_votes` (the votes, the orderings, the comparison HITs' times).
-`likert_sums` tells, without reading the labels, whether the first part changed."""
+`likert_sums` tells, without reading the labels, whether the first part changed, and
+`topic_vote_sums`, without reading the votes, whose topics' votes changed."""
 
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db.models import BigIntegerField, Count, ExpressionWrapper, F, Max, Sum
+from django.db.models import BigIntegerField, Case, Count, ExpressionWrapper, F, Max, Sum, When
 
 from annotation.models import Batch, Proposition
 from crowd.models import Assignment, Comparison, LikertLabel, counted
@@ -111,17 +112,52 @@ def counted_likert(*, campaign_id: int, traps: dict[int, str] | None = None) -> 
 
 def counted_votes(*, campaign_id: int) -> CountedVotes:
     """The counted votes and orderings of the campaign: two queries."""
+    rows = _vote_rows(campaign_id=campaign_id)
+    return _votes_collect(rows, hit_times(campaign_id=campaign_id, kind=Batch.Kind.COMPARISON))
+
+
+def counted_votes_by_topic(*, campaign_id: int, topic_ids: list[int]) -> dict[int, CountedVotes]:
+    """The counted votes and orderings of each of these topics of the campaign, in one query
+    (a topic without one is absent); without times (`hit_times` reads the campaign's)."""
+    if not topic_ids:
+        return {}
+    by_topic: dict[int, list[tuple]] = {}
+    for row in _vote_rows(campaign_id=campaign_id).filter(winner__topic_id__in=topic_ids):
+        by_topic.setdefault(row[-1], []).append(row)
+    return {topic: _votes_collect(rows, []) for topic, rows in by_topic.items()}
+
+
+def votes_merged(parts: list[CountedVotes], times: list[Time]) -> CountedVotes:
+    """Topics' counted votes (`counted_votes_by_topic`) as one campaign's, with its times."""
+    merged = CountedVotes([], Counter(), Counter(), Counter(), {}, Counter(), times)
+    for part in parts:
+        merged.votes.extend(part.votes)
+        for mine, theirs in (
+            (merged.votes_per_worker, part.votes_per_worker),
+            (merged.orderings, part.orderings),
+            (merged.untouched_orderings, part.untouched_orderings),
+            (merged.topic_votes, part.topic_votes),
+        ):
+            mine.update(theirs)
+        merged.topic_of.update(part.topic_of)
+    return merged
+
+
+def _vote_rows(*, campaign_id: int):
+    return (
+        Comparison.objects.filter(winner__topic__campaign_id=campaign_id)
+        .filter(counted("assignment__"))
+        .values_list("worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched", "winner__topic_id")
+    )
+
+
+def _votes_collect(rows, times: list[Time]) -> CountedVotes:
     votes: list[tuple[int, int, int, int]] = []
     per_worker: Counter[int] = Counter()
     topic_votes: Counter[tuple[int, int]] = Counter()
     topic_of: dict[int, int] = {}
     orderings: dict[int, bool] = {}  # assignment -> untouched
     ordering_worker: dict[int, int] = {}
-    rows = (
-        Comparison.objects.filter(winner__topic__campaign_id=campaign_id)
-        .filter(counted("assignment__"))
-        .values_list("worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched", "winner__topic_id")
-    )
     for worker, winner, loser, assignment, untouched, topic in rows:
         per_worker[worker] += 1
         topic_votes[topic, worker] += 1
@@ -136,8 +172,34 @@ def counted_votes(*, campaign_id: int) -> CountedVotes:
         Counter(ordering_worker[a] for a, untouched in orderings.items() if untouched),
         topic_of,
         topic_votes,
-        hit_times(campaign_id=campaign_id, kind=Batch.Kind.COMPARISON),
+        times,
     )
+
+
+def topic_vote_sums(*, campaign_id: int) -> dict[int, tuple[int, ...]]:
+    """What `counted_votes_by_topic` would read of each topic, summed up by the database in one
+    aggregate query (a row a topic with counted votes): their number, sum of ids, sums
+    weighted by id of worker, winner, loser and assignment, and the sum of the ids of votes
+    from untouched orderings. A vote that arrives, stops counting or is edited, or whose
+    ordering's untouched flag changes, changes its topic's (crowd.qc.vote_part)."""
+    mixed = F("id") % MIX
+    rows = (
+        Comparison.objects.filter(winner__topic__campaign_id=campaign_id)
+        .filter(counted("assignment__"))
+        .order_by()
+        .values("winner__topic_id")
+        .annotate(
+            n=Count("id"),
+            ids=Sum("id"),
+            workers=Sum(_big(mixed * F("worker_id"))),
+            winners=Sum(_big(mixed * F("winner_id"))),
+            losers=Sum(_big(mixed * F("loser_id"))),
+            assignments=Sum(_big(mixed * F("assignment_id"))),
+            untouched=Sum(Case(When(assignment__untouched=True, then=F("id")), default=0)),
+        )
+        .values_list("winner__topic_id", "n", "ids", "workers", "winners", "losers", "assignments", "untouched")
+    )
+    return {topic: tuple(int(value or 0) for value in sums) for topic, *sums in rows}
 
 
 def hit_times(*, campaign_id: int, kind: str) -> list[Time]:

@@ -38,7 +38,8 @@ from crowd.qc.likert_part import (
 )
 from crowd.qc.policy import TRAP_FAIL_AT, campaign_qc_policy
 from crowd.qc.statistics import statistics_refresh
-from crowd.quality import HitTimes, comparison_agreement, comparison_exclusion_reasons, time_report
+from crowd.qc.vote_part import VotePart, vote_part_current, vote_part_of
+from crowd.quality import HitTimes, time_report
 from crowd.work.review import assignment_reject, worker_block, worker_in_campaign
 
 logger = logging.getLogger(__name__)
@@ -98,10 +99,10 @@ def campaign_quality_refresh(*, campaign_id: int, likert_current: bool = True, s
 
     Incremental where the math allows: what rests on the Likert labels alone (rules 1 and
     2, every worker's Likert figures; crowd.qc.likert_part) is kept from the last run while
-    the watermark of its inputs is unchanged, and the labels are not read. Not per worker:
-    a new label moves the leave-one-out r of every worker who rated the same item, a new
-    vote the agreement of every worker who voted on the pair, and each cap ranks all
-    workers; so the vote rules run on every vote, every pass.
+    the watermark of its inputs is unchanged, and the labels are not read. The vote rules'
+    counts are sums over pairs, so each topic's are kept (crowd.qc.vote_part) and a run reads
+    the votes of the topics whose votes changed only (an event's: its own topic's); the
+    rules then rank every worker from the sums, as each cap needs.
 
     With `likert_current` False (the loop, while no topic's Likert round is to be scored),
     the Likert part is also kept while Likert labels stream in, until they double
@@ -134,16 +135,22 @@ def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True, stati
             likert = counted_likert(campaign_id=campaign_id, traps=traps)
             LIKERT_READS.labels += len(likert.ratings) + len(likert.trap_labels)
             part = likert_part_compute(campaign, likert, inputs)
-        votes = counted_votes(campaign_id=campaign_id)
+        policy = campaign_qc_policy(campaign)
+        votes: CountedVotes | None
+        if full:
+            votes = every = counted_votes(campaign_id=campaign_id)
+            vote_part = vote_part_of(every, part.reasons, policy)
+        else:
+            vote_part, votes = vote_part_current(campaign, part.reasons, policy, every_topic=statistics)
         kept = part.watermark != inputs.watermark  # labels came since it was computed
-        rows, reasons = _worker_rows(campaign, part, votes, as_of=part.computed_at if kept else None)
+        rows, reasons = _worker_rows(campaign, part, vote_part, as_of=part.computed_at if kept else None)
         excluded = _quality_rows_write(campaign, rows, reasons)
         _block_policy_schedule(campaign)
         _reject_policy_schedule(campaign)
         # Stored before the lock goes, so a refresh queued behind this one keeps it instead of
         # reading the labels again (three topics' Likert rounds ending together queue three).
         stored = likert is not None and likert_part_store(campaign_id, part)
-    if not statistics:
+    if votes is None:  # not `statistics`
         return excluded
     labels = cache(lambda: likert or counted_likert(campaign_id=campaign_id, traps=traps))
     statistics_refresh(
@@ -164,22 +171,16 @@ def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True, stati
 def _quality_rows(campaign: Campaign, data: CountedLabels) -> tuple[list[WorkerQuality], dict[int, str]]:
     """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons,
     from every counted label."""
-    return _worker_rows(campaign, likert_part_compute(campaign, data.likert_part, ""), data.votes_part)
+    part = likert_part_compute(campaign, data.likert_part, "")
+    return _worker_rows(campaign, part, vote_part_of(data.votes_part, part.reasons, campaign_qc_policy(campaign)))
 
 
 def _worker_rows(
-    campaign: Campaign, part: LikertPart, votes: CountedVotes, as_of: datetime | None = None
+    campaign: Campaign, part: LikertPart, votes: VotePart, as_of: datetime | None = None
 ) -> tuple[list[WorkerQuality], dict[int, str]]:
     """One unsaved WorkerQuality per worker with labels or votes, and the exclusion reasons:
-    rules 3 and 4 on the votes after the Likert part's rules 1 and 2."""
-    reasons = comparison_exclusion_reasons(
-        part.reasons,
-        votes.votes,
-        campaign_qc_policy(campaign),
-        orderings=votes.orderings,
-        untouched_orderings=votes.untouched_orderings,
-    )
-    agreement = comparison_agreement(votes.votes)
+    rules 3 and 4 on the votes after the Likert part's rules 1 and 2 (`votes`, computed on them)."""
+    reasons, agreement = votes.reasons, votes.agreement
     # A kind's medians rest on its own HITs: the Likert ones came with the Likert part.
     times = time_report(votes.times, fraction=SPEEDER_FRACTION, min_hits=SPEEDER_MIN_HITS)
     labelled = {worker for worker, figures in part.workers.items() if figures.labels}

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from crowd.models import Assignment, LikertLabel, QualityStatistics, WorkerDecision, WorkerQuality
-from crowd.qc import likert_part
+from crowd.qc import likert_part, vote_part
 from crowd.qc.worker_quality import (
     COMPUTED_FIELDS,
     LIKERT_READS,
@@ -176,6 +176,75 @@ def test_an_events_qc_reads_the_stored_likert_part_without_its_scopes(campaign):
     assert stored(campaign)[0] == workers
     with pytest.raises(ValueError):  # a part read without its scopes is never stored
         likert_part._stored(campaign.pk, scopes=False).as_json()
+
+
+def event_equals_recompute(campaign) -> set[int]:
+    """An event's refresh (no report statistics: the topics' vote sums kept), then a
+    recomputation from every label and vote: the same excluded workers and worker rows."""
+    excluded = campaign_quality_refresh(campaign_id=campaign.pk, likert_current=False, statistics=False)
+    workers = stored(campaign)[0]
+    assert campaign_quality_recompute(campaign_id=campaign.pk) == excluded
+    assert stored(campaign)[0] == workers
+    return excluded
+
+
+def test_an_events_qc_reads_the_votes_of_the_topics_whose_votes_changed(campaign, monkeypatch):
+    """A worker's vote figures are sums over pairs, and a pair is in one topic: an event reads
+    the votes of the topics that changed since their sums were stored, not the campaign's, and
+    stores what the full computation stores, as votes arrive, stop counting, and exclusions
+    change what rule 4 weighs."""
+    loans, bees = campaign.builders["loans"], campaign.builders["bees"]
+    bee_items = [f"bee-{item}" for item in BEST_FIRST]
+    read: list[list[int]] = []  # the topics whose votes each read asked for
+    by_topic = vote_part.counted_votes_by_topic
+
+    def recorded(*, campaign_id, topic_ids):
+        if topic_ids:
+            read.append(sorted(topic_ids))
+        return by_topic(campaign_id=campaign_id, topic_ids=topic_ids)
+
+    monkeypatch.setattr(vote_part, "counted_votes_by_topic", recorded)
+    for worker in ("g1", "g2", "g3"):
+        for _ in range(3):
+            loans.ordering(worker, BEST_FIRST)
+    for worker in ("b0", "b1", "b2"):
+        bees.ordering(worker, bee_items)
+    assert event_equals_recompute(campaign) == ids(campaign, "rev", "careless")
+    assert read == [sorted([loans.topic.pk, bees.topic.pk])]  # the first run sums every topic
+
+    read.clear()
+    bees.ordering("b0", bee_items)
+    bees.ordering("b3", bee_items[::-1])
+    event_equals_recompute(campaign)
+    assert read == [[bees.topic.pk]]  # loans' votes did not change: its sums are kept
+
+    read.clear()
+    event_equals_recompute(campaign)
+    assert read == []  # nothing changed: no vote read
+
+    # g5 orders against everyone in loans, three times: excluded by agreement (rule 4).
+    for _ in range(3):
+        loans.ordering("g5", BEST_FIRST[::-1])
+    read.clear()
+    assert event_equals_recompute(campaign) == ids(campaign, "rev", "careless", "g5")
+    assert read == [[loans.topic.pk]]
+
+    # A vote stops counting: g5's orderings are rejected, in one topic only.
+    Assignment.objects.filter(worker=loans.workers["g5"], task__kind="comparison").update(
+        status=Assignment.Status.REJECTED
+    )
+    read.clear()
+    assert event_equals_recompute(campaign) == ids(campaign, "rev", "careless")
+    assert read == [[loans.topic.pk]]
+
+    # Rule 1 now excludes b3 (failed traps, bees' own Likert labels): rule 4 weighs bees' votes
+    # without b3's, so bees' kept sums are summed again from its votes, unchanged as they are.
+    bees.likert([("b3", "trap-a", 5), ("b3", "trap-b", 5)], {"trap-a": "obvious", "trap-b": "obvious"})
+    read.clear()
+    excluded = campaign_quality_refresh(campaign_id=campaign.pk, statistics=False)
+    assert bees.workers["b3"].pk in excluded
+    assert read == [[bees.topic.pk]]
+    event_equals_recompute(campaign)
 
 
 def test_qc_over_a_streaming_likert_round_reads_labels_linear_in_them(monkeypatch, client, django_user_model):
