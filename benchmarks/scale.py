@@ -660,21 +660,33 @@ def qc_full_once(campaign_id: int) -> float:
 def qc_event_measure(campaign_id: int, repeats: int = 3) -> dict:
     """The QC an event's step waits for (ranking.workflow._request_take: the workers' figures
     and exclusions, the report's statistics left to the pass, the Likert part kept), with
-    every vote of the campaign in: `repeats` runs in savepoints rolled back, the median's wall
-    and CPU seconds and its queries."""
+    every vote of the campaign in, run as an event meets it: one topic's votes changed (its
+    stored sums dropped: crowd.qc.vote_part reads that topic's votes) and, the baseline, every
+    topic's (every stored sum dropped: every vote read, as each event did before the sums were
+    kept). `repeats` runs each in savepoints rolled back, interleaved: the median's wall and CPU
+    seconds and queries."""
     from django.db import transaction
 
+    from annotation.models import Topic
+    from crowd.models import TopicVotes
     from crowd.qc.worker_quality import campaign_quality_refresh
 
-    runs = []
+    topic = Topic.objects.filter(campaign_id=campaign_id).order_by("key").values_list("pk", flat=True).first()
+    cases = {"one_topic": TopicVotes.objects.filter(topic_id=topic), "every_topic": TopicVotes.objects.all()}
+    runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
     for _ in range(repeats):
-        queries, started, cpu = QUERIES.count, time.perf_counter(), time.process_time()
-        with transaction.atomic():
-            campaign_quality_refresh(campaign_id=campaign_id, likert_current=False, statistics=False)
-            transaction.set_rollback(True)
-        runs.append((time.perf_counter() - started, time.process_time() - cpu, QUERIES.count - queries))
-    seconds, cpu_seconds, queries = sorted(runs)[len(runs) // 2]
-    return {"seconds": seconds, "cpu_seconds": cpu_seconds, "queries": queries}
+        for name, dropped in cases.items():
+            with transaction.atomic():
+                dropped.delete()
+                queries, started, cpu = QUERIES.count, time.perf_counter(), time.process_time()
+                campaign_quality_refresh(campaign_id=campaign_id, likert_current=False, statistics=False)
+                runs[name].append((time.perf_counter() - started, time.process_time() - cpu, QUERIES.count - queries))
+                transaction.set_rollback(True)
+    figures = {}
+    for name, measured in runs.items():
+        seconds, cpu_seconds, queries = sorted(measured)[len(measured) // 2]
+        figures[name] = {"seconds": seconds, "cpu_seconds": cpu_seconds, "queries": queries}
+    return figures
 
 
 def _count(model: str) -> int:
@@ -924,16 +936,23 @@ def report(results: list[dict], args: argparse.Namespace) -> dict:
         )
     print(
         "\nQC an event's step waits for (campaign_quality_refresh without the report's statistics, the Likert "
-        "part kept), every vote of the campaign in; median of 3 runs, beside the mean comparison step"
+        "part kept), every vote of the campaign in: ours, one topic's votes changed since its sums were stored "
+        "(crowd.qc.vote_part reads that topic's); baseline, every topic's votes read, as each event did before the "
+        "sums were kept; median of 3 runs each, interleaved, beside the mean comparison step"
     )
     for r in results:
         n, qc, step = r["topics"], r["event_qc"], figures[r["topics"]]["comparison"]["per_step_ms"]
+        one, every = qc["one_topic"], qc["every_topic"]
         print(
-            f"{n:>3} topics: {1000 * qc['seconds']:7.1f} ms ({1000 * qc['cpu_seconds']:.1f} ms CPU, "
-            f"{qc['queries']} queries) for {r['votes']:,} votes; a comparison step {_ms(step)}"
+            f"{n:>3} topics: {1000 * one['seconds']:7.1f} ms ({1000 * one['cpu_seconds']:.1f} ms CPU, "
+            f"{one['queries']} queries) vs every topic's {1000 * every['seconds']:.1f} ms "
+            f"({1000 * every['cpu_seconds']:.1f} ms CPU) for {r['votes']:,} votes; a comparison step {_ms(step)}"
         )
-    exponents["event_qc:seconds"] = slope(sizes, [r["event_qc"]["seconds"] for r in results])
-    print(f"event QC growth in topics (steps; fit): {_exponent(exponents['event_qc:seconds'])}")
+    for name in ("one_topic", "every_topic"):
+        exponents[f"event_qc:{name}"] = slope(sizes, [r["event_qc"][name]["seconds"] for r in results])
+        print(
+            f"event QC growth in topics, {name.replace('_', ' ')} (steps; fit): {_exponent(exponents[f'event_qc:{name}'])}"
+        )
     print(
         "\nsync and publishing for real (local MTurk endpoint over HTTP, the loop's own sync and batch_publish), "
         "a sample: the first --real-topics topics of each size; the other topics' HITs are recorded in bulk and "

@@ -61,7 +61,6 @@ class VotePart:
     orderings: Counter  # orderings whose votes count for agreement
     untouched_orderings: Counter
     times: list[Time]  # (worker, "comparison", seconds) per counted comparison HIT with a time
-    topics_read: int = 0  # topics whose votes this run read
 
 
 def vote_part_of(votes: CountedVotes, likert_reasons: dict[int, str], policy: QCPolicy) -> VotePart:
@@ -137,7 +136,6 @@ def _combined(
         orderings=orderings,
         untouched_orderings=untouched,
         times=times,
-        topics_read=sum(1 for group in groups.values() if group.votes is not None),
     )
 
 
