@@ -34,7 +34,7 @@ from django.utils import timezone
 from annotation.models import Batch, Campaign
 from crowd.models import TopicVotes
 from crowd.qc.counted import CountedVotes, Time, counted_votes_by_topic, hit_times, topic_vote_sums, votes_merged
-from crowd.quality import QCPolicy, agreement_reasons, comparison_counts, untouched_reasons, vote_table
+from crowd.quality import QCPolicy, VoteTable, agreement_reasons, comparison_counts, untouched_reasons, vote_table
 
 VOTES, BALLOTS, ORDERINGS, UNTOUCHED, AGREE, COUNTABLE = range(6)  # the sums of a worker, in order
 NO_SUMS = (0, 0, 0, 0, 0, 0)
@@ -48,7 +48,7 @@ class VoteSums:
     workers: dict[int, tuple[int, ...]]  # worker -> (votes, ballots, orderings, untouched, agree, countable)
     excluded: str = ""  # digest of the workers out before rule 4 whom `kept` leaves out
     kept: dict[int, tuple[int, int]] | None = None  # worker -> (agree, countable) on the votes of those still in
-    votes: CountedVotes | None = None  # the votes, when read by this run
+    ballots: VoteTable | None = None  # the votes that count for agreement, when read by this run
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class VotePart:
 
 def vote_part_of(votes: CountedVotes, likert_reasons: dict[int, str], policy: QCPolicy) -> VotePart:
     """The vote part from every counted vote of the campaign, read at once (the full computation)."""
-    return _combined({None: _summed(votes, "")}, likert_reasons, policy, votes.times, campaign_id=None)
+    return _combined({None: _summed(votes, "")}, likert_reasons, policy, votes.times, store=None)
 
 
 def vote_part_current(
@@ -77,20 +77,19 @@ def vote_part_current(
     whose report statistics take every vote) every topic's votes are read, in the one query a
     full read takes, and returned too, as one campaign's."""
     marks = {topic: _digest(list(sums)) for topic, sums in topic_vote_sums(campaign_id=campaign.pk).items()}
-    stored = (
-        {}
-        if every_topic
-        else {
-            row.topic_id: _stored_read(row)
-            for row in TopicVotes.objects.filter(topic__campaign_id=campaign.pk, topic_id__in=list(marks))
-        }
-    )
+    rows = TopicVotes.objects.filter(topic__campaign_id=campaign.pk)
+    if every_topic:
+        stored = {}
+        known = {topic: (mark, out) for topic, mark, out in rows.values_list("topic_id", "watermark", "excluded")}
+    else:
+        stored = {row.topic_id: _stored_read(row) for row in rows}
+        known = {topic: (group.watermark, group.excluded) for topic, group in stored.items()}
     fresh = sorted(topic for topic, mark in marks.items() if topic not in stored or stored[topic].watermark != mark)
     read = counted_votes_by_topic(campaign_id=campaign.pk, topic_ids=fresh)
     groups: dict[int | None, VoteSums] = {topic: stored[topic] for topic in marks if topic not in fresh}
     groups |= {topic: _summed(read[topic], marks[topic]) for topic in fresh if topic in read}
     times = hit_times(campaign_id=campaign.pk, kind=Batch.Kind.COMPARISON)
-    part = _combined(groups, likert_reasons, policy, times, campaign_id=campaign.pk)
+    part = _combined(groups, likert_reasons, policy, times, store=(campaign.pk, known))
     return part, votes_merged(list(read.values()), times) if every_topic else None
 
 
@@ -100,9 +99,10 @@ def _combined(
     policy: QCPolicy,
     times: list[Time],
     *,
-    campaign_id: int | None,
+    store: tuple[int, dict[int, tuple[str, str]]] | None,
 ) -> VotePart:
-    """Rules 3 and 4 from the groups' sums; with a campaign, its topics' changed sums stored."""
+    """Rules 3 and 4 from the groups' sums; with `store` (the campaign, and the watermark and
+    digest of each topic's stored sums), the topics' changed sums stored."""
     totals: dict[int, list[int]] = {}
     for group in groups.values():
         for worker, sums in group.workers.items():
@@ -114,7 +114,7 @@ def _combined(
     untouched = Counter({w: totals[w][UNTOUCHED] for w in workers if totals[w][UNTOUCHED]})
     reasons = untouched_reasons(likert_reasons, policy, orderings=orderings, untouched_orderings=untouched)
     out = set(reasons)
-    groups = _kept_current(groups, out, campaign_id)
+    groups = _kept_current(groups, out, None if store is None else store[0])
     agree, countable = np.zeros(len(workers)), np.zeros(len(workers))
     code = {worker: index for index, worker in enumerate(workers)}
     for group in groups.values():
@@ -123,8 +123,8 @@ def _combined(
             countable[code[worker]] += kept_countable
     load = np.array([totals[w][BALLOTS] for w in workers], dtype=np.int64)
     reasons = agreement_reasons(reasons, workers, agree, countable, load, policy, orderings=orderings)
-    if campaign_id is not None:
-        _groups_store(campaign_id, groups)
+    if store is not None:
+        _groups_store(*store, groups)
     return VotePart(
         reasons=reasons,
         agreement={
@@ -147,14 +147,14 @@ def _kept_current(
     again, in one query, when this run did not read them)."""
     digests = {topic: _out_digest(group.workers, out) for topic, group in groups.items()}
     stale = [topic for topic, group in groups.items() if group.kept is None or group.excluded != digests[topic]]
-    unread = [topic for topic in stale if groups[topic].votes is None]
+    unread = [topic for topic in stale if groups[topic].ballots is None]
     if unread:
         assert campaign_id is not None and None not in unread  # a group read at once has its votes
         read = counted_votes_by_topic(campaign_id=campaign_id, topic_ids=[t for t in unread if t is not None])
         groups = groups | {topic: _with_votes(groups[topic], read[topic]) for topic in unread if topic in read}
     for topic in stale:
         group = groups[topic]
-        if group.votes is not None:
+        if group.ballots is not None:
             groups[topic] = _with_kept(group, out, digests[topic])
     return groups
 
@@ -163,32 +163,33 @@ def _summed(votes: CountedVotes, watermark: str) -> VoteSums:
     """A group's sums from its votes (kept sums to come: they need who is out)."""
     table = vote_table(votes.votes)
     agree, countable = comparison_counts(table)
-    ballots = Counter(table.workers[code] for code in table.worker.tolist())
+    load = np.bincount(table.worker, minlength=len(table.workers))
+    ballots = {worker: int(load[code]) for code, worker in enumerate(table.workers)}
     by_worker = {worker: (int(agree[code]), int(countable[code])) for code, worker in enumerate(table.workers)}
     workers: dict[int, tuple[int, ...]] = {}
     for worker in sorted(set(votes.votes_per_worker) | set(votes.orderings) | set(votes.untouched_orderings)):
         shared = by_worker.get(worker, (0, 0))
         workers[worker] = (
             votes.votes_per_worker[worker],
-            ballots[worker],
+            ballots.get(worker, 0),
             votes.orderings[worker],
             votes.untouched_orderings[worker],
             *shared,
         )
-    return VoteSums(watermark=watermark, workers=workers, votes=votes)
+    return VoteSums(watermark=watermark, workers=workers, ballots=table)
 
 
 def _with_votes(group: VoteSums, votes: CountedVotes) -> VoteSums:
-    return VoteSums(group.watermark, group.workers, group.excluded, group.kept, votes)
+    return VoteSums(group.watermark, group.workers, group.excluded, group.kept, vote_table(votes.votes))
 
 
 def _with_kept(group: VoteSums, out: set[int], digest: str) -> VoteSums:
-    assert group.votes is not None
-    table = vote_table(group.votes.votes)
+    table = group.ballots
+    assert table is not None
     excluded = np.array([worker in out for worker in table.workers], bool)
     agree, countable = comparison_counts(table, excluded)
     kept = {worker: (int(agree[code]), int(countable[code])) for code, worker in enumerate(table.workers)}
-    return VoteSums(group.watermark, group.workers, digest, kept, group.votes)
+    return VoteSums(group.watermark, group.workers, digest, kept, table)
 
 
 def _out_digest(workers: Iterable[int], out: set[int]) -> str:
@@ -205,8 +206,9 @@ def _stored_read(row: TopicVotes) -> VoteSums:
     return VoteSums(watermark=row.watermark, workers=workers, excluded=row.excluded, kept=kept)
 
 
-def _groups_store(campaign_id: int, groups: dict[int | None, VoteSums]) -> None:
-    """Store the topics' sums this run read or recomputed; forget those of topics without a
+def _groups_store(campaign_id: int, known: dict[int, tuple[str, str]], groups: dict[int | None, VoteSums]) -> None:
+    """Store the topics' sums this run summed, where they differ from the stored ones (`known`:
+    each stored topic's watermark and digest of who was out); forget those of topics without a
     counted vote now."""
     now = timezone.now()
     rows = [
@@ -220,12 +222,14 @@ def _groups_store(campaign_id: int, groups: dict[int | None, VoteSums]) -> None:
             computed_at=now,
         )
         for topic, group in groups.items()
-        if topic is not None and group.votes is not None
+        if topic is not None and group.ballots is not None and known.get(topic) != (group.watermark, group.excluded)
     ]
-    TopicVotes.objects.bulk_create(
-        rows,
-        update_conflicts=True,
-        unique_fields=["topic"],
-        update_fields=["watermark", "excluded", "workers", "computed_at"],
-    )
-    TopicVotes.objects.filter(topic__campaign_id=campaign_id).exclude(topic_id__in=list(groups)).delete()
+    if rows:
+        TopicVotes.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["topic"],
+            update_fields=["watermark", "excluded", "workers", "computed_at"],
+        )
+    if set(known) - set(groups):
+        TopicVotes.objects.filter(topic_id__in=set(known) - set(groups)).delete()

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from crowd.models import Assignment, LikertLabel, QualityStatistics, WorkerDecision, WorkerQuality
+from crowd.models import Assignment, LikertLabel, QualityStatistics, TopicVotes, WorkerDecision, WorkerQuality
 from crowd.qc import likert_part, vote_part
 from crowd.qc.worker_quality import (
     COMPUTED_FIELDS,
@@ -245,6 +245,14 @@ def test_an_events_qc_reads_the_votes_of_the_topics_whose_votes_changed(campaign
     assert bees.workers["b3"].pk in excluded
     assert read == [[bees.topic.pk]]
     event_equals_recompute(campaign)
+
+    # Every vote of bees stops counting: its sums are forgotten, nothing of it is read.
+    Assignment.objects.filter(task__batch__topic=bees.topic, task__kind="comparison").update(
+        status=Assignment.Status.REJECTED
+    )
+    read.clear()
+    event_equals_recompute(campaign)
+    assert read == [] and list(TopicVotes.objects.values_list("topic_id", flat=True)) == [loans.topic.pk]
 
 
 def test_qc_over_a_streaming_likert_round_reads_labels_linear_in_them(monkeypatch, client, django_user_model):
