@@ -143,11 +143,13 @@ def votes_merged(parts: list[CountedVotes], times: list[Time]) -> CountedVotes:
     return merged
 
 
+def _counted_comparisons(*, campaign_id: int):
+    return Comparison.objects.filter(winner__topic__campaign_id=campaign_id).filter(counted("assignment__"))
+
+
 def _vote_rows(*, campaign_id: int):
-    return (
-        Comparison.objects.filter(winner__topic__campaign_id=campaign_id)
-        .filter(counted("assignment__"))
-        .values_list("worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched", "winner__topic_id")
+    return _counted_comparisons(campaign_id=campaign_id).values_list(
+        "worker_id", "winner_id", "loser_id", "assignment_id", "assignment__untouched", "winner__topic_id"
     )
 
 
@@ -184,8 +186,7 @@ def topic_vote_sums(*, campaign_id: int) -> dict[int, tuple[int, ...]]:
     ordering's untouched flag changes, changes its topic's (crowd.qc.vote_part)."""
     mixed = F("id") % MIX
     rows = (
-        Comparison.objects.filter(winner__topic__campaign_id=campaign_id)
-        .filter(counted("assignment__"))
+        _counted_comparisons(campaign_id=campaign_id)
         .order_by()
         .values("winner__topic_id")
         .annotate(

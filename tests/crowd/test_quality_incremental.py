@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from crowd.models import Assignment, LikertLabel, QualityStatistics, TopicVotes, WorkerDecision, WorkerQuality
 from crowd.qc import likert_part, vote_part
@@ -253,6 +254,33 @@ def test_an_events_qc_reads_the_votes_of_the_topics_whose_votes_changed(campaign
     read.clear()
     event_equals_recompute(campaign)
     assert read == [] and list(TopicVotes.objects.values_list("topic_id", flat=True)) == [loans.topic.pk]
+
+
+def test_a_run_writes_the_rows_whose_figures_changed_and_stamps_every_row(campaign, monkeypatch):
+    """Approvals wait for a QC run newer than the answer (WorkerQuality.computed_at), so every
+    row carries the run's time; only the rows whose figures changed are written again."""
+    loans = campaign.builders["loans"]
+    campaign_quality_refresh(campaign_id=campaign.pk)
+    before = timezone.now()
+    for _ in range(3):
+        loans.ordering("g1", BEST_FIRST)
+    written: list[int] = []
+    bulk_create = WorkerQuality.objects.bulk_create
+    monkeypatch.setattr(
+        WorkerQuality.objects,
+        "bulk_create",
+        lambda rows, **kw: written.extend(r.worker_id for r in rows) or bulk_create(rows, **kw),
+    )
+
+    campaign_quality_refresh(campaign_id=campaign.pk, statistics=False)
+
+    assert written == [loans.workers["g1"].pk]  # nobody else's figures moved
+    rows = WorkerQuality.objects.filter(campaign=campaign)
+    assert rows.count() > 1 and not rows.filter(computed_at__lt=before).exists()
+    assert rows.get(worker=loans.workers["g1"]).votes == 30
+    workers = stored(campaign)[0]
+    campaign_quality_recompute(campaign_id=campaign.pk)
+    assert stored(campaign)[0] == workers
 
 
 def test_qc_over_a_streaming_likert_round_reads_labels_linear_in_them(monkeypatch, client, django_user_model):
