@@ -23,6 +23,7 @@ from annotation.importing.importers import ImportFailed, propositions_import
 from annotation.models import Batch, Campaign, Proposition, Task, Topic
 from annotation.text import normalize_text
 from crowd.channels.settings import campaign_rewards_fit
+from crowd.models import HIT, Assignment
 from dashboard.api.campaign_serializers import (
     BatchFilterSerializer,
     BatchSerializer,
@@ -175,15 +176,9 @@ class BatchViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSe
 
     def get_queryset(self):
         filters = self.validated_query(BatchFilterSerializer)
-        tasks = Task.objects.filter(batch=OuterRef("pk"))
         batches = (
             Batch.objects.filter(topic__campaign=self.campaign)
             .select_related("topic")
-            .annotate(
-                task_count=rows_counted(tasks),
-                hit_count=rows_counted(tasks.filter(hit__isnull=False)),
-                assignment_count=rows_counted(tasks, "assignments"),
-            )
             .order_by("topic__key", "kind", "number", "pk")
         )
         if "kind" in filters:
@@ -193,6 +188,33 @@ class BatchViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSe
         if "topic" in filters:
             batches = batches.filter(topic__key=filters["topic"])
         return batches
+
+    def paginate_queryset(self, queryset):
+        """The page's batches with their counts of tasks, HITs and answers, counted for the
+        page's batches at once, a query each, after the page is cut: as correlated subqueries
+        per batch the planner could choose a hash join over every HIT and answer of the
+        database for each row of the page (0.3 s at 30 topics × 1,750 propositions)."""
+        page = super().paginate_queryset(queryset)
+        batches = page if page is not None else list(queryset)
+        ids = [batch.pk for batch in batches]
+        counts = [
+            dict(
+                rows.filter(**{f"{path}__in": ids})
+                .order_by()
+                .values(path)
+                .annotate(n=Count("pk"))
+                .values_list(path, "n")
+            )
+            for rows, path in (
+                (Task.objects.all(), "batch_id"),
+                (HIT.objects.all(), "task__batch_id"),
+                (Assignment.objects.all(), "task__batch_id"),
+            )
+        ]
+        for batch in batches:  # what the serializer reads (BatchSerializer)
+            for name, count in zip(("task_count", "hit_count", "assignment_count"), counts, strict=True):
+                setattr(batch, name, count.get(batch.pk, 0))
+        return page
 
 
 class PropositionImportView(APIView):

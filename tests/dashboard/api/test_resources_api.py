@@ -5,6 +5,8 @@ import io
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -192,6 +194,24 @@ def test_batches_carry_task_hit_and_assignment_counts(api, published):
         "comparison": (1, 0, 0, "created"),
     }
     assert by_kind["likert"]["topic"] == "stafford"
+
+
+def test_the_batch_list_counts_its_pages_tasks_hits_and_answers_at_once(api, published):
+    """The counts are one grouped statement each over the page's batches, not a correlated
+    subquery per batch: those the planner could run as a scan of every HIT and answer of the
+    database per row of the page."""
+    with CaptureQueriesContext(connection) as captured:
+        api.get(nested("api-batch-list"))
+
+    statements = [query["sql"] for query in captured.captured_queries]
+    (page,) = [sql for sql in statements if sql.startswith('SELECT "annotation_batch"."id"')]
+    assert '"crowd_hit"' not in page and '"crowd_assignment"' not in page and '"annotation_task"' not in page
+    grouped = [sql for sql in statements if "GROUP BY" in sql and "IN (" in sql]
+    assert [
+        table
+        for table in ('FROM "annotation_task"', 'FROM "crowd_hit"', 'FROM "crowd_assignment"')
+        if any(table in sql for sql in grouped)
+    ] == ['FROM "annotation_task"', 'FROM "crowd_hit"', 'FROM "crowd_assignment"']
 
 
 def test_batches_filter_by_kind_and_status(api, published):
