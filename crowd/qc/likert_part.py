@@ -106,31 +106,21 @@ class LikertPart:
 
     @classmethod
     def from_json(cls, stored: dict) -> "LikertPart":
+        """The stored part; without its scopes when it was read without them (`_stored`)."""
         seconds = stored["seconds_per_hit"]
         computed_at = stored.get("computed_at")
-        if "scopes" not in stored:  # read without them
-            return cls(
-                labels=stored.get("labels") or 0,
-                settings=stored.get("settings") or "",
-                computed_at=datetime.fromisoformat(computed_at) if computed_at else None,
-                watermark=stored["watermark"],
-                workers={row[0]: _worker_read(row[1:]) for row in stored["workers"]},
-                reasons=dict(stored["reasons"]),
-                seconds_per_hit=None if seconds is None else (seconds[0], seconds[1]),
-                scopes={},
-                unlabelled=_scope_read([0, [], [], "", {}]),
-                with_scopes=False,
-            )
+        scoped = "scopes" in stored
         return cls(
-            labels=stored.get("labels", 0),
-            settings=stored.get("settings", ""),
+            labels=stored.get("labels") or 0,
+            settings=stored.get("settings") or "",
             computed_at=datetime.fromisoformat(computed_at) if computed_at else None,
             watermark=stored["watermark"],
             workers={row[0]: _worker_read(row[1:]) for row in stored["workers"]},
             reasons=dict(stored["reasons"]),
             seconds_per_hit=None if seconds is None else (seconds[0], seconds[1]),
-            scopes={row[0]: _scope_read(row[1:]) for row in stored["scopes"]},
-            unlabelled=_scope_read(stored["unlabelled"]),
+            scopes={row[0]: _scope_read(row[1:]) for row in stored["scopes"]} if scoped else {},
+            unlabelled=_scope_read(stored["unlabelled"] if scoped else [0, [], [], "", {}]),
+            with_scopes=scoped,
         )
 
 
@@ -154,8 +144,8 @@ def likert_inputs(campaign: Campaign, traps: dict[int, str]) -> LikertInputs:
         [policy.fail_at, policy.max_r, SPEEDER_FRACTION, SPEEDER_MIN_HITS],
     ]
     return LikertInputs(
-        watermark=_digest([LIKERT_PART_VERSION, sums, *rest]),
-        settings=_digest([LIKERT_PART_VERSION, *rest]),
+        watermark=inputs_digest([LIKERT_PART_VERSION, sums, *rest]),
+        settings=inputs_digest([LIKERT_PART_VERSION, *rest]),
         labels=sums[0],
     )
 
@@ -165,7 +155,8 @@ def likert_watermark(campaign: Campaign, traps: dict[int, str]) -> str:
     return likert_inputs(campaign, traps).watermark
 
 
-def _digest(inputs: list) -> str:
+def inputs_digest(inputs: list) -> str:
+    """The SHA-256 of `inputs` as JSON: a watermark of what a stored part rests on."""
     return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
 
 

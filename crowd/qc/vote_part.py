@@ -22,11 +22,9 @@ the rules read them in worker-id order in both paths; `campaign_quality_recomput
 the same from every vote of the campaign as one group (`vote_part_of`).
 """
 
-import hashlib
-import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.utils import timezone
@@ -34,10 +32,10 @@ from django.utils import timezone
 from annotation.models import Batch, Campaign
 from crowd.models import TopicVotes
 from crowd.qc.counted import CountedVotes, Time, counted_votes_by_topic, hit_times, topic_vote_sums, votes_merged
+from crowd.qc.likert_part import inputs_digest
 from crowd.quality import QCPolicy, VoteTable, agreement_reasons, comparison_counts, untouched_reasons, vote_table
 
 VOTES, BALLOTS, ORDERINGS, UNTOUCHED, AGREE, COUNTABLE = range(6)  # the sums of a worker, in order
-NO_SUMS = (0, 0, 0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ def vote_part_current(
     it summed; under the campaign's lock (crowd.qc.worker_quality). With `every_topic` (a pass,
     whose report statistics take every vote) every topic's votes are read, in the one query a
     full read takes, and returned too, as one campaign's."""
-    marks = {topic: _digest(list(sums)) for topic, sums in topic_vote_sums(campaign_id=campaign.pk).items()}
+    marks = {topic: inputs_digest(list(sums)) for topic, sums in topic_vote_sums(campaign_id=campaign.pk).items()}
     rows = TopicVotes.objects.filter(topic__campaign_id=campaign.pk)
     if every_topic:
         stored = {}
@@ -106,7 +104,7 @@ def _combined(
     totals: dict[int, list[int]] = {}
     for group in groups.values():
         for worker, sums in group.workers.items():
-            total = totals.setdefault(worker, [0] * len(NO_SUMS))
+            total = totals.setdefault(worker, [0] * len(sums))
             for index, value in enumerate(sums):
                 total[index] += value
     workers = sorted(totals)
@@ -147,11 +145,11 @@ def _kept_current(
     again, in one query, when this run did not read them)."""
     digests = {topic: _out_digest(group.workers, out) for topic, group in groups.items()}
     stale = [topic for topic, group in groups.items() if group.kept is None or group.excluded != digests[topic]]
-    unread = [topic for topic in stale if groups[topic].ballots is None]
+    unread = [topic for topic in stale if topic is not None and groups[topic].ballots is None]
     if unread:
-        assert campaign_id is not None and None not in unread  # a group read at once has its votes
-        read = counted_votes_by_topic(campaign_id=campaign_id, topic_ids=[t for t in unread if t is not None])
-        groups = groups | {topic: _with_votes(groups[topic], read[topic]) for topic in unread if topic in read}
+        assert campaign_id is not None  # the votes of a campaign read at once (topic None) are in memory
+        read = counted_votes_by_topic(campaign_id=campaign_id, topic_ids=unread)
+        groups = groups | {topic: replace(groups[topic], ballots=vote_table(read[topic].votes)) for topic in read}
     for topic in stale:
         group = groups[topic]
         if group.ballots is not None:
@@ -179,25 +177,17 @@ def _summed(votes: CountedVotes, watermark: str) -> VoteSums:
     return VoteSums(watermark=watermark, workers=workers, ballots=table)
 
 
-def _with_votes(group: VoteSums, votes: CountedVotes) -> VoteSums:
-    return VoteSums(group.watermark, group.workers, group.excluded, group.kept, vote_table(votes.votes))
-
-
 def _with_kept(group: VoteSums, out: set[int], digest: str) -> VoteSums:
     table = group.ballots
     assert table is not None
     excluded = np.array([worker in out for worker in table.workers], bool)
     agree, countable = comparison_counts(table, excluded)
     kept = {worker: (int(agree[code]), int(countable[code])) for code, worker in enumerate(table.workers)}
-    return VoteSums(group.watermark, group.workers, digest, kept, table)
+    return replace(group, excluded=digest, kept=kept)
 
 
 def _out_digest(workers: Iterable[int], out: set[int]) -> str:
-    return _digest(sorted(set(workers) & out))
-
-
-def _digest(inputs: list) -> str:
-    return hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
+    return inputs_digest(sorted(set(workers) & out))
 
 
 def _stored_read(row: TopicVotes) -> VoteSums:

@@ -141,8 +141,8 @@ def _refresh(campaign_id: int, *, full: bool, likert_current: bool = True, stati
         policy = campaign_qc_policy(campaign)
         votes: CountedVotes | None
         if full:
-            votes = every = counted_votes(campaign_id=campaign_id)
-            vote_part = vote_part_of(every, part.reasons, policy)
+            votes = counted_votes(campaign_id=campaign_id)
+            vote_part = vote_part_of(votes, part.reasons, policy)
         else:
             vote_part, votes = vote_part_current(campaign, part.reasons, policy, every_topic=statistics)
         kept = part.watermark != inputs.watermark  # labels came since it was computed
@@ -240,7 +240,13 @@ def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: 
         WorkerQuality(campaign=campaign, worker_id=worker, computed_at=timezone.now())
         for worker in sorted(set(stored) - present)
     ]
-    changed = [row for row in rows if stored.get(row.worker_id) != _figures(row)]
+    changed: list[WorkerQuality] = []
+    unchanged: dict[datetime | None, list[int]] = defaultdict(list)  # run's time -> workers
+    for row in rows:
+        if stored.get(row.worker_id) == tuple(getattr(row, name) for name in FIGURES):
+            unchanged[row.computed_at].append(row.worker_id)
+        else:
+            changed.append(row)
     WorkerQuality.objects.bulk_create(
         changed,
         batch_size=1000,
@@ -248,10 +254,6 @@ def _quality_rows_write(campaign: Campaign, rows: list[WorkerQuality], reasons: 
         unique_fields=["campaign", "worker"],
         update_fields=COMPUTED_FIELDS,
     )
-    unchanged: dict[datetime | None, list[int]] = defaultdict(list)
-    for row in rows:
-        if stored.get(row.worker_id) == _figures(row):
-            unchanged[row.computed_at].append(row.worker_id)
     for stamp, workers in unchanged.items():
         WorkerQuality.objects.filter(campaign=campaign, worker_id__in=workers).update(computed_at=stamp)
     decisions = []
@@ -302,10 +304,6 @@ def worker_quality_override(*, campaign_id: int, worker_id: int, status: str, re
         )
         _block_policy_schedule(campaign)
     return quality
-
-
-def _figures(row: WorkerQuality) -> tuple:
-    return tuple(getattr(row, name) for name in FIGURES)
 
 
 def excluded_worker_ids(campaign_id: int) -> set[int]:
