@@ -145,10 +145,18 @@ def session_consent(session: WorkSession, *, digest: str | None = None, now: dat
 def worker_turned_away(*, campaign: Campaign, worker: Worker) -> bool:
     """Banned, blocked by this campaign's owner, or excluded by quality control in this
     campaign (an override wins)."""
-    if worker.blocked or WorkerBlock.objects.reaching(campaign).filter(worker=worker).exists():
-        return True
-    quality = WorkerQuality.objects.filter(campaign=campaign, worker=worker).first()
-    return quality is not None and quality.excluded
+    return worker.blocked or Worker.objects.filter(turned_away(campaign, worker=""), pk=worker.pk).exists()
+
+
+def turned_away(campaign: Campaign, *, worker: str = "worker") -> Q:
+    """Who `worker_turned_away` turns away, as a condition on rows whose `worker` field is the
+    worker ("": rows of Worker itself)."""
+    prefix, row = (f"{worker}__", OuterRef(worker)) if worker else ("", OuterRef("pk"))
+    return (
+        Q(**{f"{prefix}blocked": True})
+        | Q(Exists(WorkerBlock.objects.reaching(campaign).filter(worker=row)))
+        | Q(Exists(WorkerQuality.objects.excluded().filter(campaign=campaign, worker=row)))
+    )
 
 
 def session_worker(*, channel: str, external_id: str) -> Worker:
@@ -199,11 +207,14 @@ def study_session_share(*, study: Study, tasks_per_session: int) -> int:
     left for one, the remainder for the last place, so the study's places match its answers
     (crowd.marketplaces.prolific.study_opening.study_places, per batch) and nobody is sized for
     tasks no one can give them. Answers counted or promised to the sessions working now are not
-    left. Counted over the study's open batches: those its sessions are handed tasks from."""
+    left, but for sessions of participants turned away (`turned_away`). Counted over the
+    study's open batches: those its sessions are handed tasks from."""
     tasks = study_tasks(study)
     needed = sum(tasks.values_list("assignments_needed", flat=True))
     counted = TaskHold.objects.filter(task__in=tasks, submitted_at__isnull=False, released_at__isnull=True)
-    working = study.sessions.filter(status=WorkSession.Status.ACTIVE)
+    # A participant turned away (blocked, or excluded by quality control) gets no more tasks
+    # and is asked to return the study: their share is left, before sync sees the return.
+    working = study.sessions.filter(status=WorkSession.Status.ACTIVE).exclude(turned_away(study.topic.campaign))
     promised = (
         sum(working.values_list("tasks_target", flat=True))
         - TaskHold.objects.filter(session__in=working, submitted_at__isnull=False).count()

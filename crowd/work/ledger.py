@@ -496,18 +496,31 @@ def study_places_commit(*, study: Study, places: int) -> Decimal:
     return added
 
 
-def submission_paid(*, study: Study, submission_id: str) -> bool:
-    """An approved submission (by us, by hand at the channel, or by its auto-approval): the
-    session reward + fee spent."""
+def submissions_paid(*, study: Study, submission_ids: Collection[str]) -> int:
+    """Approved submissions (by us, by hand at the channel, or by their auto-approval): the
+    session reward + fee spent for each not booked before; how many were booked now. Under the
+    study's lock, one read of the entries booked and one insert, however many a sync lists
+    (it lists every paid submission of the study at every pass)."""
+    references = {submission_reference(submission_id) for submission_id in submission_ids}
+    amount = _submission_cost(study) if references else Decimal(0)
+    if amount <= 0:
+        return 0
+    campaign_id = study.topic.campaign_id
     with transaction.atomic():
         Study.objects.select_for_update().filter(pk=study.pk).first()
-        return entry_record(
-            campaign_id=study.topic.campaign_id,
-            kind=Kind.SPENT,
-            reference=submission_reference(submission_id),
-            amount=_submission_cost(study),
-            note=f"approved submission, study {study}",
+        booked = LedgerEntry.objects.filter(campaign_id=campaign_id, kind=Kind.SPENT, reference__in=references)
+        new = sorted(references - set(booked.values_list("reference", flat=True)))
+        LedgerEntry.objects.bulk_create(
+            LedgerEntry(
+                campaign_id=campaign_id,
+                kind=Kind.SPENT,
+                reference=reference,
+                amount=amount,
+                note=f"approved submission, study {study}",
+            )
+            for reference in new
         )
+    return len(new)
 
 
 def study_closed(*, study: Study, approved: int) -> bool:

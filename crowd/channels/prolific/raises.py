@@ -11,7 +11,8 @@ the campaign's owner approves it (`raise_approve`); the next sync then commits t
 One open raise per study at a time: while pending, a later sync updates its figures (the
 answers missing change as sessions finish); once approved, its figures are fixed. A raise
 whose study has no open batch left before the places were raised is dropped (`raises_drop`),
-never raised. (A study is a topic's round, growing with each batch: crowd.marketplaces.prolific
+never raised; so is a pending one once a sync finds a place free or no answer missing (a
+batch that joined the study brought its own places), so no stale ask waits on the page. (A study is a topic's round, growing with each batch: crowd.marketplaces.prolific
 .study_opening. The places a new batch adds are its own quote, not a raise.)
 """
 
@@ -78,7 +79,7 @@ def raise_approve(*, campaign: Campaign, raise_id: int, by) -> PlacesRaise:
         return places_raise
     if places_raise.dropped_at is not None:
         raise ApplicationError(
-            f"The open batches of study {places_raise.study} ended without these places: nothing to approve.",
+            f"Study {places_raise.study} no longer needs these places: nothing to approve.",
             code="raise_dropped",
         )
     if places_raise.places_to <= places_raise.study.places:
@@ -97,9 +98,13 @@ def raise_done(*, places_raise: PlacesRaise) -> None:
     PlacesRaise.objects.filter(pk=places_raise.pk, done_at__isnull=True).update(done_at=timezone.now())
 
 
-def raises_drop(*, study: Study) -> int:
-    """The study's open batches ended (complete or expired): its open raises are not needed any more."""
+def raises_drop(*, study: Study, approved: bool = True) -> int:
+    """The study's open raises are not needed any more: its open batches ended (complete or
+    expired), or, for one still waiting for a yes (`approved` False), places came free again
+    or no answer is missing now (a batch added its own places, a participant returned theirs)."""
     open_raises = PlacesRaise.objects.filter(study=study, done_at__isnull=True, dropped_at__isnull=True)
+    if not approved:
+        open_raises = open_raises.filter(approved_at__isnull=True)
     return open_raises.update(dropped_at=timezone.now())
 
 

@@ -97,7 +97,7 @@ def studies_sync(*, now=None) -> StudiesReport:
     for study in studies.select_related("topic__campaign").order_by("pk"):
         client = prolific_client(environment=study.environment)
         by_participant = {s.worker.external_id: s for s in study.sessions.select_related("worker")}
-        approved = 0
+        paid: list[str] = []
         listed: set[str] = set()
         to_approve: list[tuple[WorkSession, RemoteSubmission]] = []
         for submission in client.submissions_list(study.study_id):
@@ -113,9 +113,11 @@ def studies_sync(*, now=None) -> StudiesReport:
             elif status in PAID:
                 # Paid by Prolific, whoever approved it (us, by hand, or its auto-approval); a
                 # partial approval pays a share of the reward, booked at the whole (the most it costs).
-                ledger.submission_paid(study=study, submission_id=submission.id)
-                approved += 1
-        approved += _submissions_approve(client=client, study=study, approvals=to_approve, report=report, now=now)
+                paid.append(submission.id)
+        ledger.submissions_paid(study=study, submission_ids=paid)
+        approved = len(paid) + _submissions_approve(
+            client=client, study=study, approvals=to_approve, report=report, now=now
+        )
         _unlisted_withdraw(study=study, sessions=by_participant, listed=listed, report=report)
         _places_top_up(client=client, study=study)
         if not _open_batches(study).exists():
@@ -204,12 +206,11 @@ def _places_top_up(*, client: ProlificClient, study: Study) -> None:
     # its place — a returned, timed-out or rejected one is reopened by Prolific for someone else,
     # its money committed already, so it asks for no new place.
     used = study.sessions.filter(session_confirmed()).exclude(submission_status__in=PLACE_FREED).count()
-    if used < study.places:
-        return
     # Answers still to collect that a new session could be handed (a rejected answer's task
     # collected all it will get: the workflow does not ask for it again, so neither do places).
-    missing = holds.study_slots_free(study=study)
+    missing = holds.study_slots_free(study=study) if used >= study.places else 0
     if missing <= 0:
+        raises.raises_drop(study=study, approved=False)  # a place came free, or nothing is missing now
         return
     tasks = holds.study_tasks(study)
     needed = sum(tasks.values_list("assignments_needed", flat=True))
@@ -285,13 +286,13 @@ def _submissions_approve(
     if not approvals:
         return 0
     client.submissions_approve([submission.id for _, submission in approvals])
-    for session, submission in approvals:
+    for session, _submission in approvals:
         first = session.reviewed_at is None
         WorkSession.objects.filter(pk=session.pk).update(
             reviewed_at=session.reviewed_at or now, submission_status=SubmissionStatus.APPROVED
         )
-        ledger.submission_paid(study=study, submission_id=submission.id)
         report.approved += first
+    ledger.submissions_paid(study=study, submission_ids=[submission.id for _, submission in approvals])
     return len(approvals)
 
 

@@ -9,7 +9,9 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotation.campaigns import OwnerOnly
 from annotation.models import Campaign
@@ -18,14 +20,14 @@ from crowd.channels.prolific import raises
 from crowd.channels.registry import channels_sync
 from crowd.channels.settings import campaign_rewards_fit, channel_settings_set
 from crowd.marketplaces.registry import channel_policy
-from crowd.models import Assignment, LedgerEntry, PlacesRaise, Study, WorkSession
+from crowd.models import Assignment, LedgerEntry, PlacesRaise, Study, Worker, WorkerQuality, WorkSession
 from crowd.qc.worker_quality import campaign_quality_refresh
 from crowd.sessions import holds
 from crowd.simulation.hits import DILIGENT, Judge, SimulatedWorker
 from crowd.simulation.sessions import Participant
 from crowd.work import ledger, review
 from crowd.work.publishing import batch_publish
-from ranking.channel_demo import local_prolific_starter
+from ranking.channel_demo import local_prolific_returner, local_prolific_starter
 from tests.crowd.factories import prolific_batch
 
 pytestmark = [pytest.mark.prolific, pytest.mark.django_db(transaction=True)]
@@ -81,6 +83,39 @@ def test_sessions_are_sized_so_the_places_give_every_answer(local_prolific):
     channels_sync()
     assert not PlacesRaise.objects.exists()
     assert Study.objects.get(pk=study.pk).places == 5
+
+
+@pytest.mark.parametrize("how", ["banned", "excluded by quality control"])
+def test_a_participant_turned_away_leaves_their_share_to_the_next(local_prolific, how):
+    """The same five places, but a participant turned away arrives first: Prolific gave them a
+    place, their session is opened, its page turns them away and asks them to return the
+    study, and they do. Before any sync has seen that return, the five who come next are sized
+    as if they had never come, [5, 5, 5, 5, 1], and every answer is collected with the places
+    the quote bought: no raise. (Counting the turned-away session's ten promised tasks sized
+    them [5, 5, 5, 1, 1], four answers short.)"""
+    batch = prolific_batch(propositions=35, tasks_per_session=5, assignments=3)
+    campaign = batch.topic.campaign
+    batch_publish(batch_id=batch.pk)
+    study = Study.objects.of_batch(batch).get()
+    away = "A" * 24
+    worker = Worker.objects.create(channel=Campaign.Channel.PROLIFIC, external_id=away, blocked=how == "banned")
+    if how != "banned":
+        WorkerQuality.objects.create(campaign=campaign, worker=worker, computed_status=WorkerQuality.Status.EXCLUDED)
+    participant = Participant(
+        SimulatedWorker(worker_id=away, behaviour=DILIGENT, noise=0.5), Judge(seed=1), random.Random(away)
+    )
+    url = local_prolific_starter(local_prolific)(participant.http, study.study_id, away)
+    done, last = participant.session_work(participant.http.get(url, timeout=30))
+    assert (done, last.status_code) == (0, 403)
+    assert "return the study" in last.text
+    local_prolific_returner(local_prolific)(participant.http, url)
+    assert WorkSession.objects.get(study=study, worker=worker).status == WorkSession.Status.ACTIVE  # not synced
+    done = [_session(local_prolific, study, f"P{n:024d}") for n in range(5)]
+    assert done == [5, 5, 5, 5, 1]
+    assert Assignment.objects.filter(task__batch=batch).count() == 21
+    channels_sync()
+    assert not PlacesRaise.objects.exists()
+    assert WorkSession.objects.get(study=study, worker=worker).status == WorkSession.Status.ABANDONED
 
 
 def starve_after_one_task(monkeypatch, name: str) -> None:
@@ -187,6 +222,32 @@ def test_reviewed_submissions_are_approved_in_one_bulk_call(local_prolific):
     assert set(WorkSession.objects.filter(study=study).values_list("submission_status", flat=True)) == {"APPROVED"}
     channels_sync()
     assert LedgerEntry.objects.filter(campaign=campaign, kind="spent").count() == 2
+
+
+def test_a_sync_books_the_paid_submissions_it_lists_in_one_read_however_many(local_prolific):
+    """Every sync lists every paid submission of a study still open. They are booked once, and
+    a later sync reads what is booked in one query for the study, not one (with a lock) for
+    each submission it lists."""
+    batch = prolific_batch()  # 3 places
+    campaign = batch.topic.campaign
+    batch_publish(batch_id=batch.pk)
+    study = Study.objects.of_batch(batch).get()
+    for name in ("ANN", "BOB", "CAT"):
+        _session(local_prolific, study, f"{name}{0:021d}")
+    channels_sync()
+    campaign_quality_refresh(campaign_id=campaign.pk)
+    assert channels_sync()["prolific"]["approved"] == 3
+    spent = list(LedgerEntry.objects.filter(campaign=campaign, kind="spent").values_list("reference", "amount"))
+    assert sorted(reference for reference, _ in spent) == sorted(
+        f"submission:{submission_id}" for submission_id in WorkSession.objects.values_list("submission_id", flat=True)
+    )
+    assert {amount for _, amount in spent} == {D("0.43")}
+
+    with CaptureQueriesContext(connection) as queries:
+        channels_sync()
+    ledger_reads = [query["sql"] for query in queries if '"crowd_ledgerentry"' in query["sql"]]
+    assert len(ledger_reads) == 1, ledger_reads
+    assert LedgerEntry.objects.filter(campaign=campaign, kind="spent").count() == 3
 
 
 def test_a_partially_approved_submission_is_decided_and_booked_as_paid(local_prolific):

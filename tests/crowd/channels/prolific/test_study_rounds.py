@@ -194,3 +194,45 @@ def test_the_channel_page_shows_each_batch_commitment_and_the_round_charge(local
     assert f'data-study-batch="{first.pk}"' in page and f'data-study-batch="{second.pk}"' in page
     assert "+3" in page and "+2" in page
     assert "$1.29" in page and "$0.86" in page and "$2.15" in page  # per batch, and the round's total
+
+
+def test_a_raise_made_stale_by_the_next_batchs_places_is_dropped_not_left_pending(local_prolific, owner, monkeypatch):
+    """The first batch's last session ends short, so sync asks for a third place. Before the
+    owner says yes, the stage's next batch joins the study with places of its own: the ask
+    is stale. The next sync drops it; the campaign page says it is not needed any more and
+    offers no button; a yes to it is refused, saying so; nothing was committed for it."""
+    from crowd.channels.prolific import raises
+    from crowd.models import PlacesRaise
+    from tests.crowd.channels.prolific.test_quote import starve_after_one_task
+
+    owner_client = Client()  # this package's `client` fixture is Prolific's
+    owner_client.force_login(owner)
+    topic = comparison_topic(owner=owner, slug="stale")
+    campaign = topic.campaign
+    first = comparison_batch(topic, 1, 2)  # 4 answers, 2 places
+    batch_publish(batch_id=first.pk)
+    study = Study.objects.get()
+    starve_after_one_task(monkeypatch, f"B{0:023d}")
+    assert [_session(local_prolific, study, f"{name}{0:023d}") for name in ("A", "B")] == [2, 1]
+    channels_sync()
+    [stale] = PlacesRaise.objects.all()
+    assert (stale.places_from, stale.places_to, stale.missing) == (2, 3, 1)
+    assert raises.raises_pending(campaign=campaign) == [stale.pk]
+    committed = ledger.campaign_money(campaign=campaign).committed
+
+    second = comparison_batch(topic, 2, 2)
+    batch_publish(batch_id=second.pk)  # 2 more places, the study's own
+    channels_sync()
+
+    stale.refresh_from_db()
+    assert stale.dropped_at is not None and stale.approved_at is None
+    assert raises.raises_pending(campaign=campaign) == []
+    page = owner_client.get(reverse("dashboard:campaign", args=["stale"])).content.decode()
+    assert f'data-raise="{stale.pk}" data-raise-state="dropped"' in page
+    assert "Not needed any more" in page
+    assert reverse("dashboard:raise-approve", args=["stale", stale.pk]) not in page
+    answer = owner_client.post(reverse("dashboard:raise-approve", args=["stale", stale.pk]), follow=True)
+    assert "no longer needs these places: nothing to approve" in answer.content.decode()
+    stale.refresh_from_db()
+    assert stale.approved_at is None
+    assert ledger.campaign_money(campaign=campaign).committed - committed == D("0.86")  # the second batch's quote
