@@ -173,6 +173,12 @@ class Marketplace(Protocol):
 
     def assignment_approve(self, assignment_id: str, *, feedback: str = "") -> None: ...
 
+    def assignments_approve_all(self, assignment_ids: Sequence[str]) -> dict[str, str] | None:
+        """Approve them all at once where the channel can: each one's status there afterwards
+        (Approved, or the decision it had already; one the channel does not know is left out).
+        None where it cannot (MTurk has no bulk approval): the caller approves each with
+        `assignment_approve`, a few at once (crowd.work.calls)."""
+
     def assignment_reject(self, assignment_id: str, *, feedback: str) -> None:
         """Reject; `feedback` is shown to the worker."""
 

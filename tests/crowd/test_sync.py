@@ -475,3 +475,37 @@ def test_the_approval_pass_of_a_session_channel_costs_at_most_ten_queries_per_hi
         assert set(answers.values_list("status", flat=True)) == {Assignment.Status.APPROVED}
         assert HIT.objects.filter(task__batch=batch, complete=True).count() == hits
     assert _per_hit(counts) <= 10, counts
+
+
+@pytest.mark.django_db
+def test_a_sync_approves_a_session_channels_answers_in_one_read_not_one_each():
+    """The session channels' decisions are ours: a sync approves a chunk's answers by reading
+    their statuses at once (crowd.marketplaces.sessions), not with a call (a query) each; an
+    answer decided meanwhile keeps its decision."""
+    batch = links_batch(propositions=20, tasks_per_session=4, assignments=2)
+    link = links.link_create(campaign=batch.topic.campaign, kind="open", label="lab")
+    for code in ("ann", "bob"):
+        session = holds.link_session_open(
+            link=link, worker=holds.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
+        )
+        while (hold := holds.hold_next(session)) is not None:
+            AssignmentFactory(
+                task=hold.task, worker=session.worker, assignment_id=hold.assignment_id, hit=hold.task.hit
+            )
+            holds.hold_submit(session=session, assignment_id=hold.assignment_id)
+        WorkerQuality.objects.create(campaign=batch.topic.campaign, worker=session.worker, computed_at=timezone.now())
+    answers = list(Assignment.objects.filter(task__batch=batch).order_by("pk").values_list("pk", flat=True))
+    assert len(answers) == 8
+    Assignment.objects.filter(pk=answers[0]).update(status=Assignment.Status.REJECTED, reject_reason="by hand")
+
+    with CaptureQueriesContext(connection) as queries:
+        assignments_sync()
+
+    statuses = dict(Assignment.objects.filter(pk__in=answers).values_list("pk", "status"))
+    assert statuses == {pk: "Rejected" if pk == answers[0] else "Approved" for pk in answers}
+    one_each = [query["sql"] for query in queries if '"crowd_assignment"."assignment_id" = ' in query["sql"]]
+    assert one_each == []
+    reads = [
+        query["sql"] for query in queries if query["sql"].startswith('SELECT "crowd_assignment"."assignment_id" AS')
+    ]
+    assert len(reads) == 1 and '"crowd_assignment"."status" AS "status"' in reads[0]

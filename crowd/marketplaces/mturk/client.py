@@ -343,6 +343,10 @@ class MTurkMarketplace:
             params["RequesterFeedback"] = feedback
         self._call("approve_assignment", **params)
 
+    def assignments_approve_all(self, assignment_ids: Sequence[str]) -> None:
+        """MTurk approves one assignment per ApproveAssignment."""
+        return None
+
     def assignment_reject(self, assignment_id: str, *, feedback: str) -> None:
         self._call("reject_assignment", AssignmentId=assignment_id, RequesterFeedback=feedback)
 

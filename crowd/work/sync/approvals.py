@@ -74,13 +74,25 @@ def approvals_due(*, visits: list[Visit], now: datetime) -> list[Assignment]:
 def assignments_approve(
     *, due: list[Assignment], marketplace: Marketplace, channel: str, report: SyncReport
 ) -> tuple[list[Review], MarketplaceUnavailable | None]:
-    """Approve each at the marketplace (MTurk: one ApproveAssignment each; it has no bulk
-    approval), a few at once within the channel's bound (crowd.work.calls); the decisions it
+    """Approve each at the marketplace: all at once where it can (the session channels, one
+    read), else one call each (MTurk: ApproveAssignment; it has no bulk approval), a few at
+    once within the channel's bound (crowd.work.calls); the decisions it
     now holds, and the transient failure that stopped the run, if one did (the calls in flight
     then finish and count). Approving again what is approved is harmless: the marketplace says
     InvalidState, and its status is read back (crowd.work.review.approve_at_marketplace)."""
     reviews: list[Review] = []
     unavailable: MarketplaceUnavailable | None = None
+    at_once = marketplace.assignments_approve_all([assignment.assignment_id for assignment in due]) if due else None
+    if at_once is not None:  # the session channels: their decisions are ours, read in one go
+        for assignment in due:
+            status = at_once.get(assignment.assignment_id)
+            if status is None:
+                logger.error("approving assignment %s failed: unknown to its channel", assignment.assignment_id)
+                report.errors.append(f"assignment {assignment.assignment_id}: unknown to its channel")
+            elif status != Status.SUBMITTED:
+                reviews.append(Review(assignment.pk, status))
+                assignment.status = status
+        return reviews, None
 
     def done(outcome: Outcome[Assignment, str]) -> None:
         nonlocal unavailable
