@@ -62,6 +62,10 @@ SLUG = "e2e"
 ACCESS_FORMAT = '%({x-amz-target}i)s "%(r)s" %(s)s %(D)s'
 ACCESS_LINE = re.compile(r'^(?P<target>\S+) "(?P<method>\S+) (?P<path>\S+)[^"]*" (?P<status>\d+) (?P<micros>\d+)$')
 HIT_PAGE = re.compile(r"^/hit/[0-9a-f-]+/(?P<submit>submit/)?(\?|$)")
+# A session's own pages (Prolific): the arrival from the study URL, the session page around
+# each task, and the answer's copy the HIT page posts to it.
+SESSION_PAGE = re.compile(r"^/s/(?:(?P<arrival>prolific/)|[0-9a-f-]+/(?P<copy>mturk/externalSubmit)?)(\?|$)")
+PROLIFIC_ID = re.compile(r"/[0-9a-f]{24}(?=/)")
 LOOP_TASK = re.compile(r"Task (?P<name>[\w.]+)\[[^\]]+\] succeeded in (?P<seconds>[\d.]+)s")
 READY_TIMEOUT = 120  # seconds for the Celery worker to say it is ready
 STALL_SECONDS = 600  # no open work and no progress for this long ends the run as stuck
@@ -101,11 +105,26 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topics", type=int, default=3)
     parser.add_argument("--propositions", type=int, default=1750, help="per topic (default 1750)")
-    parser.add_argument("--crowd", type=int, default=30, help="simulated workers (default 30)")
+    parser.add_argument(
+        "--channel",
+        choices=("mturk", "prolific"),
+        default="mturk",
+        help="the local MTurk endpoint (default), or the local Prolific endpoint with participants in sessions",
+    )
+    parser.add_argument(
+        "--crowd",
+        type=int,
+        help="simulated workers (default 30 on MTurk; on Prolific, where each takes a study once and a "
+        "session that finds too few tasks left is returned, a fifth of the propositions per topic, at least 100: "
+        "a topic's Likert round is about one session of 10 tasks per 10 propositions)",
+    )
     parser.add_argument("--sync-interval", type=int, default=5, help="SYNC_INTERVAL_SECONDS (default 5)")
     parser.add_argument("--timeout", type=int, default=3600, help="hard limit on the campaign, seconds")
     parser.add_argument("--seed", type=int, default=26)
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.crowd is None:
+        args.crowd = 30 if args.channel == "mturk" else max(100, args.propositions // 5)
+    return args
 
 
 def _environment(*, database_url: str, redis_url: str, port: int, args: argparse.Namespace, workdir: Path) -> dict:
@@ -128,6 +147,14 @@ def _environment(*, database_url: str, redis_url: str, port: int, args: argparse
         LOCALTURK_ENABLED="true",
         SYNC_INTERVAL_SECONDS=str(args.sync_interval),
         LOAD_BENCH_RATE_LIMIT="0",
+        # Prolific: the local endpoint on the same gunicorn; the whole crowd arrives from one
+        # address, faster than people do, so the arrival limits are off too.
+        PROLIFIC_ENVIRONMENT="local",
+        PROLIFIC_API_URL=f"{site}/localprolific/api/v1/",
+        LOCALPROLIFIC_ENABLED="true",
+        PROLIFIC_ARRIVALS_PER_ADDRESS="0",
+        PROLIFIC_ARRIVAL_CALLS_PER_MINUTE="0",
+        E2E_CHANNEL=args.channel,
         E2E_QC_LOG=str(workdir / "qc.log"),
         E2E_CPU_DIR=str(workdir / "cpu"),
     )
@@ -141,6 +168,7 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
     from annotation.campaigns import campaign_create
     from annotation.importing.importers import propositions_import
     from annotation.models import Campaign
+    from crowd.channels.settings import channel_settings_set
     from crowd.work.rounds import topic_publish
 
     stages: dict[str, float] = {}
@@ -150,11 +178,17 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
         slug=SLUG,
         name="End-to-end benchmark",
         owner=owner,
-        status=Campaign.Status.ACTIVE,
+        # a draft until its first batch is out, where its channel may still be set
+        status=Campaign.Status.ACTIVE if args.channel == "mturk" else Campaign.Status.DRAFT,
         channel=Campaign.Channel.MTURK,
         environment=Campaign.Environment.LOCAL,
         budget_cap=99_999_999,
     )
+    if args.channel == "prolific":
+        # as the Channel page does it: rewards raised to Prolific's hourly floor
+        campaign = channel_settings_set(
+            campaign=campaign, channel=Campaign.Channel.PROLIFIC, environment=Campaign.Environment.LOCAL
+        )
     path, topics_path = propositions_file(workdir, args.topics, args.propositions)
     truth = _truth_file(workdir, path, args.seed)
     started = time.monotonic()
@@ -205,6 +239,7 @@ def run(*, args: argparse.Namespace, env: dict, workdir: Path, port: int) -> dic
     figures = _figures(campaign=campaign, workdir=workdir, worker_cpu=worker_cpu, transactions=xacts)
     figures.update(
         finished=finished,
+        channel=args.channel,
         size={"topics": args.topics, "propositions": args.propositions, "crowd": args.crowd},
         sync_interval_seconds=args.sync_interval,
         stages_seconds={name: round(value, 1) for name, value in stages.items()},
@@ -297,8 +332,11 @@ def _campaign_run(*, args: argparse.Namespace, env: dict, truth: Path, deadline:
     command = [sys.executable, "manage.py", "simulate_crowd", "--campaign", SLUG, "--workers", str(args.crowd)]
     command += ["--truth", str(truth), "--seed", str(args.seed), "--base-url", env["SITE_URL"]]
     crowd_stuck = False
+    work_open = _work_open if args.channel == "mturk" else _places_open
+    researcher = _raises_approve if args.channel == "prolific" else (lambda: None)
     while time.monotonic() < deadline and not _all_done():
-        if _work_open() and not crowd_stuck:
+        researcher()
+        if work_open() and not crowd_stuck:
             started, answers = time.monotonic(), _progress()[1]
             done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
             crowd += time.monotonic() - started
@@ -309,10 +347,11 @@ def _campaign_run(*, args: argparse.Namespace, env: dict, truth: Path, deadline:
             continue
         started, progress = time.monotonic(), _progress()
         while time.monotonic() < deadline and not _all_done():
+            researcher()
             if _progress() != progress:
                 crowd_stuck = False
                 break
-            if _work_open() and not crowd_stuck:
+            if work_open() and not crowd_stuck:
                 break
             if time.monotonic() - started > STALL_SECONDS:
                 _log(f"stuck: no progress for {STALL_SECONDS} s")
@@ -332,11 +371,46 @@ def _approvals_settled(deadline: float) -> bool:
     due = Assignment.objects.filter(
         task__batch__topic__campaign__slug=SLUG, status=Assignment.Status.SUBMITTED, verification__in=counted
     )
-    while due.exists():
+    while due.exists() or _submissions_awaiting_review():
         if time.monotonic() > deadline:
             return False
         time.sleep(1)
     return True
+
+
+def _submissions_awaiting_review() -> bool:
+    """Prolific: a finished session's submission not yet approved or rejected in bulk."""
+    from rehearsal.localprolific.models import Submission
+
+    return Submission.objects.filter(status=Submission.Status.AWAITING_REVIEW).exists()
+
+
+def _places_open() -> bool:
+    """The local Prolific endpoint has an active study with a place nobody holds."""
+    from django.db.models import Count, F, Q
+
+    from rehearsal.localprolific.models import Study, Submission
+
+    held = Count("submissions", filter=Q(submissions__status__in=Submission.HOLDING))
+    studies = Study.objects.filter(status=Study.Status.ACTIVE, stopped=False).annotate(held=held)
+    return studies.filter(held__lt=F("total_available_places")).exists()
+
+
+def _raises_approve() -> None:
+    """The researcher says yes to every raise of places the loop asked for (as `make demo`
+    does; a real one reads its reason on the campaign page first); the next pass raises them."""
+    from annotation.models import Campaign
+    from config.errors import ApplicationError
+    from crowd.channels.prolific import raises
+
+    campaign = Campaign.objects.get(slug=SLUG)
+    for raise_id in raises.raises_pending(campaign=campaign):
+        try:
+            raises.raise_approve(campaign=campaign, raise_id=raise_id, by=campaign.owner)
+        except ApplicationError as refused:  # made stale meanwhile: the page says so
+            _log(f"the researcher's yes to raise {raise_id} refused: {refused.message}")
+        else:
+            _log(f"the researcher approved raise {raise_id}")
 
 
 def _all_done() -> bool:
@@ -352,13 +426,18 @@ def _work_open() -> bool:
     return HIT.objects.filter(status=HIT.Status.ASSIGNABLE, available__gt=0).exists()
 
 
-def _progress() -> tuple[int, int, int]:
-    """Batches published, answers stored, answers confirmed."""
+def _progress() -> tuple[int, int, int, int]:
+    """Batches published, answers stored, answers confirmed, and places offered on the local
+    Prolific endpoint (a raise is new work for the crowd)."""
+    from django.db.models import Sum
+
     from annotation.models import Batch
     from crowd.models import Assignment
+    from rehearsal.localprolific.models import Study
 
     confirmed = Assignment.objects.exclude(verification=Assignment.Verification.PENDING).count()
-    return (Batch.objects.filter(published_at__isnull=False).count(), Assignment.objects.count(), confirmed)
+    places = Study.objects.aggregate(places=Sum("total_available_places"))["places"] or 0
+    return (Batch.objects.filter(published_at__isnull=False).count(), Assignment.objects.count(), confirmed, places)
 
 
 def _transactions() -> int:
@@ -444,7 +523,7 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
 
     hits = HIT.objects.filter(task__batch__topic__campaign=campaign).count()
     assignments = Assignment.objects.filter(task__batch__topic__campaign=campaign).count()
-    calls, page, submit, endpoint = _access_log(workdir / "access.log")
+    calls, page, submit, session, endpoint = _access_log(workdir / "access.log")
     qc = [tuple(map(float, line.split()[:2])) for line in _lines(workdir / "qc.log")]
     likert_qc, full_qc = _likert_round_qc(campaign, workdir / "qc.log")
     tasks = [
@@ -469,6 +548,14 @@ def _figures(*, campaign, workdir: Path, worker_cpu: float, transactions: int) -
             "together_p50": round(app_ms, 2),
             "pages": len(page),
             "submissions": len(submit),
+            # Prolific: the session's own requests (arrival, session page, the answer's copy),
+            # gunicorn's time per assignment beside the HIT page and answer; not in the ratio
+            "session_ms_per_assignment": round(sum(micros for _, micros in session) / 1000 / max(assignments, 1), 2),
+            "session_requests": len(session),
+            "session_p50_ms": {
+                kind: round(_median([micros for named, micros in session if named == kind]) / 1000, 2)
+                for kind in sorted({kind for kind, _ in session})
+            },
         },
         "loop_cpu_split_ms_per_hit": _cpu_split(workdir / "cpu", worker_cpu=worker_cpu, hits=hits),
         "loop_cpu_over_app": round(1000 * worker_cpu / max(assignments, 1) / app_ms, 2) if app_ms else None,
@@ -526,23 +613,32 @@ def _cpu_split(directory: Path, *, worker_cpu: float, hits: int) -> dict[str, li
     return split
 
 
-def _access_log(path: Path) -> tuple[Counter, list[int], list[int], list[int]]:
-    """Marketplace calls by operation; gunicorn's microseconds for each HIT page and answer,
-    and for each call to the local endpoint (the API and its worker site)."""
+def _access_log(path: Path) -> tuple[Counter, list[int], list[int], list[tuple[str, int]], list[int]]:
+    """Marketplace calls by operation (MTurk's X-Amz-Target; Prolific's method and API path,
+    its ids elided); gunicorn's microseconds for each HIT page and answer, for each request of
+    a session's own pages (Prolific), and for each call to the local endpoint (the API and its
+    worker site, or the participants' side and the simulated crowd's controls)."""
     calls: Counter = Counter()
     page, submit, endpoint = [], [], []
+    session: list[tuple[str, int]] = []
     for line in _lines(path):
         match = ACCESS_LINE.match(line)
         if match is None:
             continue
-        if match["method"] == "POST" and match["path"] == "/localturk/" and match["target"] != "-":
+        where = match["path"].split("?", 1)[0]
+        if match["method"] == "POST" and where == "/localturk/" and match["target"] != "-":
             calls[match["target"].rsplit(".", 1)[-1]] += 1
-        if match["path"].startswith("/localturk/"):
+        if where.startswith("/localprolific/api/"):
+            calls[f"{match['method']} {PROLIFIC_ID.sub('/{id}', where.removeprefix('/localprolific/api/v1'))}"] += 1
+        if where.startswith(("/localturk/", "/localprolific/")):
             endpoint.append(int(match["micros"]))
         hit = HIT_PAGE.match(match["path"])
         if hit and match["status"].startswith(("2", "3")):
             (submit if hit["submit"] else page).append(int(match["micros"]))
-    return calls, page, submit, endpoint
+        elif (own := SESSION_PAGE.match(match["path"])) and match["status"].startswith(("2", "3")):
+            kind = "arrival" if own["arrival"] else "answer copy" if own["copy"] else "session page"
+            session.append((kind, int(match["micros"])))
+    return calls, page, submit, session, endpoint
 
 
 def _likert_round_qc(campaign, log: Path) -> tuple[dict, float]:
@@ -612,7 +708,8 @@ def _report(figures: dict) -> None:
     idle = figures["idle_after_last_answer_seconds"]
     size = figures["size"]
     print(
-        f"\nend to end: {size['topics']} topics × {size['propositions']} propositions, crowd of {size['crowd']}, "
+        f"\nend to end on {figures['channel']}: {size['topics']} topics × {size['propositions']} propositions, "
+        f"crowd of {size['crowd']}, "
         f"beat every {figures['sync_interval_seconds']} s; finished: {figures['finished']}\n"
         f"  load average before {figures['load_before']}, after {figures['load_after']}\n"
         f"  {figures['hits']:,} HITs, {figures['assignments']:,} assignments, {figures['likert_labels']:,} Likert "
@@ -622,8 +719,15 @@ def _report(figures: dict) -> None:
         f"{stages['approvals_after']}, zip {stages['zip']} ({figures['zip_bytes']:,} bytes)\n"
         f"  loop CPU per assignment {figures['loop_cpu_ms_per_assignment']} ms beside the app's HIT page + submission "
         f"{app['together_p50']} ms (gunicorn p50s: page {app['page_p50']}, submit {app['submit_p50']}; "
-        f"{app['pages']:,} pages, {app['submissions']:,} answers): {figures['loop_cpu_over_app']}×\n"
-        f"  loop CPU per HIT by part, ms (and calls per HIT): "
+        f"{app['pages']:,} pages, {app['submissions']:,} answers): {figures['loop_cpu_over_app']}×"
+        + (
+            f" (the session's own requests besides, not in the ratio: {app['session_ms_per_assignment']} ms per "
+            f"assignment over {app['session_requests']:,} requests; p50 ms {app['session_p50_ms']})"
+            if app["session_requests"]
+            else ""
+        )
+        + "\n"
+        "  loop CPU per HIT by part, ms (and calls per HIT): "
         + "; ".join(f"{part} {ms} ({calls})" for part, (ms, calls) in figures["loop_cpu_split_ms_per_hit"].items())
         + "\n"
         f"  marketplace calls per HIT {figures['marketplace_calls_per_hit']}: {figures['marketplace_calls']}\n"

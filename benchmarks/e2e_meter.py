@@ -5,14 +5,15 @@ QC: every pool process wraps the one QC entry point where the loop and the tasks
 (crowd.qc.worker_quality.campaign_quality_refresh) and appends a line per run to the file
 E2E_QC_LOG names: `<wall seconds> <CPU seconds of the thread> <end, Unix time>`.
 
-The split: every pool process wraps the functions in PARTS (and each MTurk client call,
-named by its operation) to add up the CPU time of the calling thread spent in each,
+The split: every pool process wraps the functions in PARTS (and each MTurk or Prolific client
+call, named by its operation) to add up the CPU time of the calling thread spent in each,
 exclusive of the wrapped functions it calls (so the parts add up), plus the CPU of every
 task; after each task it writes its totals as JSON to `<E2E_CPU_DIR>/<pid>.json`. The
 marketplace calls run in threads of their own (crowd.work.calls): the thread's clock counts
 them where they run. Two clock reads per wrapped call; nothing else changes: the tasks, the
 schedule and the settings are the deployment's."""
 
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -45,6 +46,8 @@ PARTS = {
     "sync: reviews recorded": ("crowd.work.review.reviews_record",),
     "sync: completion": ("crowd.work.sync.completion.hits_complete", "crowd.work.sync.completion.hits_delete"),
     "sync: pass (the rest)": ("crowd.work.sync.assignments_sync", "crowd.work.sync.chunk_sync"),
+    "sync: sessions verified": ("crowd.sessions.holds.sessions_verify",),
+    "sync: studies (Prolific)": ("crowd.channels.prolific.study_sync.studies_sync",),
     "publishing": ("crowd.work.publishing.batch_publish", "crowd.work.publishing.chunk_publish"),
     "expiry": ("crowd.work.expiry.batch_expire",),
     "QC": ("crowd.qc.worker_quality.campaign_quality_refresh",),
@@ -52,6 +55,7 @@ PARTS = {
     "loop (the rest)": ("ranking.workflow.loop_run", "ranking.workflow.step_requests_take"),
 }
 CLIENT = "crowd.marketplaces.mturk.client"
+PROLIFIC_CLIENT = "crowd.marketplaces.prolific.client"
 TASKS = "tasks (all)"
 
 _totals: dict[str, float] = defaultdict(float)
@@ -130,7 +134,7 @@ def _timed(original, part: str):
 
 def _parts_install() -> None:
     """Each function of PARTS replaced by its timed wrapper wherever a module holds it; the
-    MTurk client's calls timed per operation."""
+    MTurk and Prolific clients' calls timed per operation."""
     for part, names in PARTS.items():
         for dotted in names:
             module_name, name = dotted.rsplit(".", 1)
@@ -164,6 +168,32 @@ def _parts_install() -> None:
             yield item
 
     marketplace._call, marketplace._pages = timed_call, timed_pages
+
+    # A channel's lifecycle holds its sync function in a frozen dataclass, not a module's name.
+    registry = importlib.import_module("crowd.channels.registry")
+    registry.LIFECYCLES = tuple(
+        dataclasses.replace(lifecycle, sync=_timed(lifecycle.sync, _part_of(lifecycle.sync)))
+        if lifecycle.sync is not None and not getattr(lifecycle.sync, "timed", False)
+        else lifecycle
+        for lifecycle in registry.LIFECYCLES
+    )
+
+    prolific = importlib.import_module(PROLIFIC_CLIENT).ProlificClient
+    send = prolific._send
+
+    def timed_send(self, method, path, *, operation, **options):
+        _enter()
+        try:
+            return send(self, method, path, operation=operation, **options)
+        finally:
+            _leave(f"prolific client: {operation}")
+
+    prolific._send = timed_send
+
+
+def _part_of(function) -> str:
+    dotted = f"{function.__module__}.{function.__name__}"
+    return next((part for part, names in PARTS.items() if dotted in names), f"lifecycle: {dotted}")
 
 
 @task_prerun.connect
