@@ -2,13 +2,18 @@
 
     .venv/bin/python -m tests.services run -- .venv/bin/python benchmarks/e2e.py [--topics 3 --propositions 1750]
     .venv/bin/python benchmarks/e2e.py --propositions 200          # a quick run (~5 minutes)
+    .venv/bin/python benchmarks/e2e.py --channel prolific          # on Prolific (~8 minutes at 3 × 1,750)
 
 gunicorn (2 workers × gthread 4, benchmarks/load/server.py), a Celery worker with beat
 (SYNC_INTERVAL_SECONDS 5 by default; benchmarks/e2e_meter.py times each QC run), PostgreSQL
 (DATABASE_URL's server, else a throw-away one) and Redis (broker and CACHE_URL) from
 tests/services.py on loopback, the local MTurk endpoint on the same gunicorn
 (LOCALTURK_ENABLED), and `manage.py simulate_crowd` over HTTP whenever the endpoint has work
-open. The researcher's steps run here: import, then publishing each topic's Likert round; the
+open. With `--channel prolific` the local Prolific endpoint instead (on the same gunicorn):
+participants take each topic's study once and work in sessions of 10 tasks, so the crowd is
+sized for that (`--crowd`), the researcher says yes to every raise of places the loop asks for,
+and the session's own requests (arrival, session page, the answer's copy) are timed beside the
+HIT page and answer, outside the ratio. The researcher's steps run here: import, then publishing each topic's Likert round; the
 loop does the rest. Then the all-topics zip is downloaded and gunicorn restarted, to time the
 first campaign page after a start (with the shared cache warm, and with it emptied).
 
