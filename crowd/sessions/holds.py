@@ -349,7 +349,7 @@ def hold_current(session: WorkSession, *, now: datetime | None = None) -> TaskHo
     """The task in the session's hands: held, not submitted, not released, not expired."""
     now = now or timezone.now()
     return (
-        session.holds.select_related("task")
+        session.holds.select_related("task__hit")  # the session page shows the task's HIT page
         .filter(submitted_at__isnull=True, released_at__isnull=True, expires_at__gt=now)
         .order_by("-position")
         .first()
@@ -476,7 +476,9 @@ def _task_free_for(session: WorkSession, *, now: datetime) -> Task | None:
         .exclude(Exists(worker_answers))
         .annotate(taken=Coalesce(Subquery(taken), 0))
         .filter(taken__lt=F("assignments_needed"))
-        .only("pk", "assignments_needed")
+        # what the session page shows of the task it hands out: its page, HIT and kind
+        .select_related("hit")
+        .only("pk", "assignments_needed", "uuid", "kind", "hit__id", "hit__hit_id")
     )
     if session.study_id is not None:
         # A study's sessions take the tasks with the most slots free first, so the slots left
@@ -493,11 +495,8 @@ def _done(session: WorkSession) -> int:
 
 def progress(session: WorkSession, *, now: datetime | None = None) -> SessionProgress:
     current = hold_current(session, now=now)
-    return SessionProgress(
-        done=_done(session),
-        target=session.tasks_target,
-        current=None if current is None else _done(session) + 1,
-    )
+    done = _done(session)
+    return SessionProgress(done=done, target=session.tasks_target, current=None if current is None else done + 1)
 
 
 # ---- Answers -----------------------------------------------------------------------------

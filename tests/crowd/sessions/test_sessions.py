@@ -226,3 +226,27 @@ def test_every_participant_of_a_full_session_meets_the_qc_minimum_of_traps_of_bo
     for row in rows:
         assert row.traps_seen >= campaign.qc_min_traps == 2
         assert row.obvious_traps_seen >= 1 and row.subtle_traps_seen >= 1
+
+
+def test_the_session_page_hands_out_a_task_in_a_bounded_number_of_queries(db, client, django_assert_max_num_queries):
+    """A participant sees the session page once per task: it reads the task's page, HIT and kind
+    with the task it hands out, and counts the session's answers once (18 queries before, 13
+    on a reload)."""
+    from django.urls import reverse
+
+    batch = links_batch(propositions=50, tasks_per_session=5, assignments=2)
+    link = links.link_create(campaign=batch.topic.campaign, kind="open", label="lab")
+    session = _session(link, "ann")
+    page = reverse("sessions:session", args=[session.key])
+    with django_assert_max_num_queries(14):
+        first = client.get(page)
+    assert first.status_code == 200 and "Task 1 of 5" in first.content.decode()
+    with django_assert_max_num_queries(11):
+        again = client.get(page)
+    hold = holds.hold_current(session)
+    assert hold.task.hit.hit_id in again.content.decode()
+    _answer(hold)
+    holds.hold_submit(session=session, assignment_id=hold.assignment_id)
+    with django_assert_max_num_queries(14):
+        second = client.get(page)
+    assert "Task 2 of 5" in second.content.decode()
