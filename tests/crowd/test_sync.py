@@ -450,25 +450,29 @@ def test_the_approval_pass_costs_at_most_ten_queries_per_hit(local_turk):
     assert _per_hit(counts) <= 10, counts
 
 
+def _two_sessions_answered(batch: Batch) -> None:
+    """Two participants of an open link answer every task they are handed, and quality
+    control has run for both since: their answers are due for approval."""
+    link = links.link_create(campaign=batch.topic.campaign, kind="open", label="lab")
+    for code in ("ann", "bob"):
+        session = holds.link_session_open(
+            link=link, worker=holds.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
+        )
+        while (hold := holds.hold_next(session)) is not None:
+            AssignmentFactory(
+                task=hold.task, worker=session.worker, assignment_id=hold.assignment_id, hit=hold.task.hit
+            )
+            holds.hold_submit(session=session, assignment_id=hold.assignment_id)
+        WorkerQuality.objects.create(campaign=batch.topic.campaign, worker=session.worker, computed_at=timezone.now())
+
+
 @pytest.mark.django_db
 def test_the_approval_pass_of_a_session_channel_costs_at_most_ten_queries_per_hit():
     counts = []
     for hits in (2, 8):
         HIT.objects.update(complete=True)
         batch = links_batch(propositions=5 * hits, tasks_per_session=hits, assignments=2)
-        link = links.link_create(campaign=batch.topic.campaign, kind="open", label="lab")
-        for code in ("ann", "bob"):
-            session = holds.link_session_open(
-                link=link, worker=holds.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
-            )
-            while (hold := holds.hold_next(session)) is not None:
-                AssignmentFactory(
-                    task=hold.task, worker=session.worker, assignment_id=hold.assignment_id, hit=hold.task.hit
-                )
-                holds.hold_submit(session=session, assignment_id=hold.assignment_id)
-            WorkerQuality.objects.create(
-                campaign=batch.topic.campaign, worker=session.worker, computed_at=timezone.now()
-            )
+        _two_sessions_answered(batch)
         counts.append(_queries(assignments_sync))  # approved and complete
         answers = Assignment.objects.filter(task__batch=batch)
         assert answers.count() == 2 * hits
@@ -483,17 +487,7 @@ def test_a_sync_approves_a_session_channels_answers_in_one_read_not_one_each():
     their statuses at once (crowd.marketplaces.sessions), not with a call (a query) each; an
     answer decided meanwhile keeps its decision."""
     batch = links_batch(propositions=20, tasks_per_session=4, assignments=2)
-    link = links.link_create(campaign=batch.topic.campaign, kind="open", label="lab")
-    for code in ("ann", "bob"):
-        session = holds.link_session_open(
-            link=link, worker=holds.session_worker(channel="links", external_id=f"link{link.pk}-{code}")
-        )
-        while (hold := holds.hold_next(session)) is not None:
-            AssignmentFactory(
-                task=hold.task, worker=session.worker, assignment_id=hold.assignment_id, hit=hold.task.hit
-            )
-            holds.hold_submit(session=session, assignment_id=hold.assignment_id)
-        WorkerQuality.objects.create(campaign=batch.topic.campaign, worker=session.worker, computed_at=timezone.now())
+    _two_sessions_answered(batch)
     answers = list(Assignment.objects.filter(task__batch=batch).order_by("pk").values_list("pk", flat=True))
     assert len(answers) == 8
     Assignment.objects.filter(pk=answers[0]).update(status=Assignment.Status.REJECTED, reject_reason="by hand")

@@ -58,6 +58,17 @@ def _session(base_url: str, study: Study, name: str) -> int:
     return done
 
 
+def _three_sessions(base_url: str) -> Study:
+    """`prolific_batch`'s three places published and taken by ANN, BOB and CAT, then synced."""
+    batch = prolific_batch()
+    batch_publish(batch_id=batch.pk)
+    study = Study.objects.of_batch(batch).get()
+    for name in ("ANN", "BOB", "CAT"):
+        _session(base_url, study, f"{name}{0:021d}")
+    channels_sync()
+    return study
+
+
 def _committed(campaign) -> D:
     return ledger.campaign_money(campaign=campaign).committed
 
@@ -184,13 +195,8 @@ def test_more_places_wait_for_the_owners_recorded_yes(local_prolific, monkeypatc
 def test_a_rejected_answer_asks_for_no_place(local_prolific):
     """Its task collected all it will get (the workflow does not ask for it again), so more
     places would be handed nothing: none is asked for."""
-    batch = prolific_batch()
-    campaign = batch.topic.campaign
-    batch_publish(batch_id=batch.pk)
-    study = Study.objects.of_batch(batch).get()
-    for name in ("ANN", "BOB", "CAT"):
-        _session(local_prolific, study, f"{name}{0:021d}")
-    channels_sync()
+    study = _three_sessions(local_prolific)
+    campaign = study.topic.campaign
     first = Assignment.objects.filter(worker__external_id=f"CAT{0:021d}").order_by("pk").first()
     review.assignment_reject(assignment_id=first.pk, reason="Rated every check statement as important.")
     campaign_quality_refresh(campaign_id=campaign.pk)
@@ -228,13 +234,8 @@ def test_a_sync_books_the_paid_submissions_it_lists_in_one_read_however_many(loc
     """Every sync lists every paid submission of a study still open. They are booked once, and
     a later sync reads what is booked in one query for the study, not one (with a lock) for
     each submission it lists."""
-    batch = prolific_batch()  # 3 places
-    campaign = batch.topic.campaign
-    batch_publish(batch_id=batch.pk)
-    study = Study.objects.of_batch(batch).get()
-    for name in ("ANN", "BOB", "CAT"):
-        _session(local_prolific, study, f"{name}{0:021d}")
-    channels_sync()
+    study = _three_sessions(local_prolific)
+    campaign = study.topic.campaign
     campaign_quality_refresh(campaign_id=campaign.pk)
     assert channels_sync()["prolific"]["approved"] == 3
     spent = list(LedgerEntry.objects.filter(campaign=campaign, kind="spent").values_list("reference", "amount"))
