@@ -17,7 +17,8 @@ cores), with its output kept in DIR/<name>.log. Before and after each one the ma
 
 Sizes: the ones issues 17, 23 and 26 name, except where that takes far over ten minutes on 2
 cores: import (1 repeat instead of 3) and e2e (3 × 500 instead of 3 × 1,750) run reduced, and
-their rows say so; `--full` runs those at the issues' sizes too. The default run takes about
+their rows say so; `--full` runs those at the issues' sizes too. `e2e-prolific` runs the
+campaign on Prolific (e2e.py --channel prolific) at 3 × 1,750, about 8 minutes. The default run takes about
 1.5 hours on two quiet cores (`--full` about 2; scale.py and sync_bench.py are the longest,
 ~30 and ~15 minutes). `--quick` runs every benchmark at a small size, to check that each still
 runs on today's code (~30 minutes on a busy machine; its figures are not the issues').
@@ -146,6 +147,14 @@ BENCHES = [
         note="reduced: 3 × 500 (3 × 1,750 takes ~25 minutes on quiet cores, hours on busy ones; --full runs it)",
         reduced=["--topics", "3", "--propositions", "500"],
         timeout=3 * 3600,
+    ),
+    Bench(
+        "e2e-prolific",
+        "benchmarks/e2e.py",
+        ["--channel", "prolific", "--topics", "3", "--propositions", "1750", "--sync-interval", "60"],
+        ["--channel", "prolific", "--topics", "2", "--propositions", "60"],
+        "3 topics × 1,750 propositions on Prolific, participants in sessions, beat 60 s",
+        timeout=3600,
     ),
 ]
 
