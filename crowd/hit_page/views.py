@@ -45,8 +45,8 @@ def hit_page(request: HttpRequest, task_uuid: UUID) -> HttpResponse:
     except ApplicationError as error:
         return _error_response(request, error)
     if access.state == PageState.UNAVAILABLE:
-        # A polite page, not an error: it is what a blocked worker should see.
-        return render(request, "hit/unavailable.html")
+        # A polite page, not an error: it is what a blocked worker should see, in their channel's words.
+        return render(request, "hit/unavailable.html", {"ask": channel_policy(content.channel).turned_away_wording})
     if access.state == PageState.SUBMITTED:
         return _already_submitted_response(request, content=content, params=params, access=access)
     return _task_page(content=content, params=params, preview=access.state == PageState.PREVIEW)

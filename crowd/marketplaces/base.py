@@ -278,6 +278,8 @@ class ChannelPolicy:
     page_sections: tuple[str, ...] = ()
     # The session page's answer to a session its channel has not confirmed.
     session_unconfirmed_wording: str = "This session cannot continue: open the task again from where you found it."
+    # What a worker our task page turns away (banned, blocked, excluded) is asked to do.
+    turned_away_wording: str = "You can close this page."
 
     # -- wording and environments
 

@@ -44,6 +44,7 @@ class MTurkPolicy(ChannelPolicy):
     task_noun = ("HIT", "HITs")
     # MTurk shows a preview to workers who have not accepted the HIT yet.
     preview_wording = "Accept the HIT to start: you can read the task now, and answer once you have accepted it."
+    turned_away_wording = "Please return this HIT; returning it does not affect your record."
     preview_action = "Accept the HIT to start"
     after_publish = "Workers find the HITs on MTurk's worker site (on the local endpoint: /localturk/worker/)."
 

@@ -48,6 +48,8 @@ class ProlificPolicy(ChannelPolicy):
     summary = "Prolific pays per session of several tasks in a row: each approved submission, plus its service fee."
     page_sections = ("studies",)
     session_unconfirmed_wording = NOT_LISTED
+    # as the session page's own (crowd.sessions.views): the returned place goes to someone else
+    turned_away_wording = "Please return the study on Prolific; returning does not affect your record."
     after_publish = "Participants reach the tasks from the study on Prolific; the Channel page lists its studies."
     quote_wording = (
         "This is the most the round commits: sessions are sized so its places give the answers it needs. If "

@@ -235,6 +235,26 @@ def test_blocked_or_excluded_worker_sees_no_task(client, likert_task, how):
         assert "not available to you" in html and "<fieldset" not in html and 'name="token"' not in html
 
 
+@pytest.mark.parametrize(
+    ("channel", "ask"),
+    [
+        ("mturk", "Please return this HIT; returning it does not affect your record."),
+        ("prolific", "Please return the study on Prolific; returning does not affect your record."),
+        ("links", "You can close this page."),
+    ],
+)
+def test_a_turned_away_worker_is_asked_what_their_channel_needs(client, likert_task, channel, ask):
+    """A Prolific participant excluded between two tasks meets this page in the session's
+    frame: asked to return the study (so Prolific frees the place), not a HIT."""
+    from annotation.models import Campaign
+
+    Campaign.objects.filter(pk=likert_task.batch.topic.campaign_id).update(channel=channel)
+    WorkerFactory(external_id="WORKER1", channel=channel, blocked=True)
+    html = _page(client, likert_task).content.decode()
+    assert "not available to you" in html and ask in html
+    assert ("return this HIT" in html) == (channel == "mturk")
+
+
 def test_an_override_readmits_an_excluded_worker_and_other_campaigns_do_not_count(client, likert_task):
     worker = WorkerFactory(external_id="WORKER1")
     WorkerQualityFactory(
