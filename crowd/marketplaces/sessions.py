@@ -173,7 +173,7 @@ class SessionMarketplace:
         self._reviewable(assignment_id)
 
     def _reviewable(self, assignment_id: str) -> None:
-        # the status alone: a sync's approvals ask this of every answer they approve
+        # the status alone, not the answer
         status = Assignment.objects.filter(assignment_id=assignment_id).values_list("status", flat=True).first()
         if status is None:
             raise NotFoundAtMarketplace(f"There is no submitted assignment {assignment_id}.")

@@ -12,8 +12,9 @@ One open raise per study at a time: while pending, a later sync updates its figu
 answers missing change as sessions finish); once approved, its figures are fixed. A raise
 whose study has no open batch left before the places were raised is dropped (`raises_drop`),
 never raised; so is a pending one once a sync finds a place free or no answer missing (a
-batch that joined the study brought its own places), so no stale ask waits on the page. (A study is a topic's round, growing with each batch: crowd.marketplaces.prolific
-.study_opening. The places a new batch adds are its own quote, not a raise.)
+batch that joined the study brought its own places), so no stale ask waits on the page. (A
+study is a topic's round, growing with each batch: crowd.marketplaces.prolific.study_opening.
+The places a new batch adds are its own quote, not a raise.)
 """
 
 from decimal import Decimal
