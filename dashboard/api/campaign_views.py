@@ -50,6 +50,13 @@ def rows_counted(queryset: QuerySet, field: str = "pk") -> Coalesce:
     return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
 
 
+def counted_by(rows: QuerySet, key: str, keys: list[int]) -> dict[int, int]:
+    """How many of `rows` each of `keys` has (`key`: the field that names it), in one grouped
+    query: a list's counts for the rows of its page, after the page is cut."""
+    grouped = rows.filter(**{f"{key}__in": keys}).order_by().values(key).annotate(n=Count("pk"))
+    return dict(grouped.values_list(key, "n"))
+
+
 class CampaignScoped(_View):
     """A view under `campaigns/<campaign_slug>/`: the campaign if the user may see it, else 404
     (403 for a request that changes it by a user who only views it)."""
@@ -198,18 +205,9 @@ class BatchViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.GenericViewSe
         batches = page if page is not None else list(queryset)
         ids = [batch.pk for batch in batches]
         counts = [
-            dict(
-                rows.filter(**{f"{path}__in": ids})
-                .order_by()
-                .values(path)
-                .annotate(n=Count("pk"))
-                .values_list(path, "n")
-            )
-            for rows, path in (
-                (Task.objects.all(), "batch_id"),
-                (HIT.objects.all(), "task__batch_id"),
-                (Assignment.objects.all(), "task__batch_id"),
-            )
+            counted_by(Task.objects.all(), "batch_id", ids),
+            counted_by(HIT.objects.all(), "task__batch_id", ids),
+            counted_by(Assignment.objects.all(), "task__batch_id", ids),
         ]
         for batch in batches:  # what the serializer reads (BatchSerializer)
             for name, count in zip(("task_count", "hit_count", "assignment_count"), counts, strict=True):

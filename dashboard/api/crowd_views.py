@@ -15,7 +15,7 @@ from crowd.channels.links import links
 from crowd.marketplaces.prolific.filters import campaign_prolific_filters
 from crowd.marketplaces.prolific.study_opening import seconds_per_task
 from crowd.models import HIT, Assignment, AssignmentQuerySet, ParticipantLink, Worker, WorkerBlock, WorkerQuality
-from dashboard.api.campaign_views import CampaignScoped, rows_counted
+from dashboard.api.campaign_views import CampaignScoped, counted_by, rows_counted
 from dashboard.api.crowd_serializers import (
     CampaignWorkerSerializer,
     ChannelSerializer,
@@ -93,12 +93,8 @@ class CampaignWorkerViewSet(CampaignScoped, mixins.ListModelMixin, viewsets.Gene
         """The page's workers with their assignment counts, in one grouped query for the page
         (a count per worker row would walk each worker's assignments in every campaign)."""
         workers = super().paginate_queryset(queryset) or []
-        counts = dict(
-            Assignment.objects.filter(worker__in=workers, task__batch__topic__campaign=self.campaign)
-            .values("worker_id")
-            .annotate(n=Count("id"))
-            .values_list("worker_id", "n")
-        )
+        in_campaign = Assignment.objects.filter(task__batch__topic__campaign=self.campaign)
+        counts = counted_by(in_campaign, "worker_id", [worker.pk for worker in workers])
         for worker in workers:
             worker.assignment_count = counts.get(worker.pk, 0)
         return workers
